@@ -1,0 +1,200 @@
+//! A safe Atari emulator: one `ale::ALEInterface` behind the FFI handle, with argument checks that
+//! turn would-be crashes (missing ROM, unknown action id, empty buffers) into typed errors.
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use crate::error::{Error, Result};
+use crate::ffi::{self, c_string, RawAle, RawState};
+
+/// Number of single-player actions (`PLAYER_A_NOOP` .. `PLAYER_A_DOWNLEFTFIRE`).
+pub const NUM_ACTIONS: i32 = 18;
+pub const ACTION_NOOP: i32 = 0;
+pub const ACTION_FIRE: i32 = 1;
+
+static QUIET_LOGGER: Once = Once::new();
+
+/// ALE's log level. ALE logs to stderr; by default torchwm keeps only errors, as ale_py's vectorizer does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogLevel {
+    Info = 0,
+    Warning = 1,
+    Error = 2,
+}
+
+pub fn set_log_level(level: LogLevel) -> Result<()> {
+    QUIET_LOGGER.call_once(|| {});
+    ffi::set_logger_mode(level as i32)
+}
+
+/// Whether `path` is a ROM that ALE recognises (by MD5).
+pub fn is_supported_rom(path: &Path) -> Result<bool> {
+    if !path.is_file() {
+        return Err(Error::RomNotFound(path.display().to_string()));
+    }
+    ffi::rom_is_supported(&c_string("ROM path", &path.to_string_lossy())?)
+}
+
+/// One emulator. Not `Sync`: it is stepped by one thread at a time (it is `Send`).
+pub struct Ale {
+    raw: RawAle,
+    rom: Option<PathBuf>,
+}
+
+/// A saved emulator state, to restore later into the same game.
+pub struct AleState {
+    raw: RawState,
+}
+
+impl Ale {
+    pub fn new() -> Result<Self> {
+        QUIET_LOGGER.call_once(|| {
+            let _ = ffi::set_logger_mode(LogLevel::Error as i32);
+        });
+        Ok(Self { raw: RawAle::new()?, rom: None })
+    }
+
+    pub fn set_int(&mut self, key: &str, value: i32) -> Result<()> {
+        self.raw.set_int(&c_string("setting name", key)?, value)
+    }
+    pub fn set_float(&mut self, key: &str, value: f32) -> Result<()> {
+        self.raw.set_float(&c_string("setting name", key)?, value)
+    }
+    pub fn set_bool(&mut self, key: &str, value: bool) -> Result<()> {
+        self.raw.set_bool(&c_string("setting name", key)?, value)
+    }
+    pub fn set_string(&mut self, key: &str, value: &str) -> Result<()> {
+        self.raw.set_string(&c_string("setting name", key)?, &c_string("setting value", value)?)
+    }
+    pub fn get_int(&self, key: &str) -> Result<i32> {
+        self.raw.get_int(&c_string("setting name", key)?)
+    }
+    pub fn get_float(&self, key: &str) -> Result<f32> {
+        self.raw.get_float(&c_string("setting name", key)?)
+    }
+    pub fn get_bool(&self, key: &str) -> Result<bool> {
+        self.raw.get_bool(&c_string("setting name", key)?)
+    }
+    pub fn get_string(&self, key: &str) -> Result<String> {
+        self.raw.get_string(&c_string("setting name", key)?)
+    }
+
+    /// Loads (or reloads, applying changed settings such as `random_seed`) a ROM file.
+    pub fn load_rom(&mut self, path: &Path) -> Result<()> {
+        if !is_supported_rom(path)? {
+            return Err(Error::UnsupportedRom(path.display().to_string()));
+        }
+        self.raw.load_rom(&c_string("ROM path", &path.to_string_lossy())?)?;
+        self.rom = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// The ROM loaded last, if any.
+    pub fn rom_path(&self) -> Option<&Path> {
+        self.rom.as_deref()
+    }
+
+    /// Applies an action (an ALE action id in `0..18`, not an index into an action set) for one frame.
+    pub fn act(&mut self, action: i32, paddle_strength: f32) -> Result<i32> {
+        if !(0..NUM_ACTIONS).contains(&action) {
+            return Err(Error::InvalidArgument(format!("action must be an ALE action id in [0, {NUM_ACTIONS}), got {action}")));
+        }
+        if !paddle_strength.is_finite() {
+            return Err(Error::InvalidArgument(format!("paddle_strength must be finite, got {paddle_strength}")));
+        }
+        self.raw.act(action, paddle_strength)
+    }
+
+    pub fn reset_game(&mut self) -> Result<()> {
+        self.raw.reset_game()
+    }
+    pub fn game_over(&self, with_truncation: bool) -> Result<bool> {
+        self.raw.game_over(with_truncation)
+    }
+    pub fn game_truncated(&self) -> Result<bool> {
+        self.raw.game_truncated()
+    }
+    pub fn lives(&mut self) -> Result<i32> {
+        self.raw.lives()
+    }
+    pub fn frame_number(&self) -> Result<i32> {
+        self.raw.frame_number()
+    }
+    pub fn episode_frame_number(&self) -> Result<i32> {
+        self.raw.episode_frame_number()
+    }
+    pub fn minimal_action_set(&self) -> Result<Vec<i32>> {
+        self.raw.minimal_action_set()
+    }
+    pub fn legal_action_set(&self) -> Result<Vec<i32>> {
+        self.raw.legal_action_set()
+    }
+    pub fn available_modes(&self) -> Result<Vec<u32>> {
+        self.raw.available_modes()
+    }
+    pub fn available_difficulties(&self) -> Result<Vec<u32>> {
+        self.raw.available_difficulties()
+    }
+    pub fn set_mode(&mut self, mode: u32) -> Result<()> {
+        if !self.available_modes()?.contains(&mode) {
+            return Err(Error::InvalidArgument(format!("mode {mode} is not one of {:?}", self.available_modes()?)));
+        }
+        self.raw.set_mode(mode)
+    }
+    pub fn mode(&self) -> Result<u32> {
+        self.raw.mode()
+    }
+    pub fn set_difficulty(&mut self, difficulty: u32) -> Result<()> {
+        let available = self.available_difficulties()?;
+        if !available.contains(&difficulty) {
+            return Err(Error::InvalidArgument(format!("difficulty {difficulty} is not one of {available:?}")));
+        }
+        self.raw.set_difficulty(difficulty)
+    }
+    pub fn difficulty(&self) -> Result<u32> {
+        self.raw.difficulty()
+    }
+
+    /// `(height, width)` of the screen (210 x 160 for every supported game).
+    pub fn screen_dims(&self) -> Result<(usize, usize)> {
+        self.raw.screen_dims()
+    }
+    /// Raw palette indices, `height * width` bytes.
+    pub fn screen_raw_into(&self, buf: &mut [u8]) -> Result<()> {
+        self.raw.screen_raw(buf)
+    }
+    /// ALE's grayscale palette, `height * width` bytes.
+    pub fn screen_grayscale_into(&self, buf: &mut [u8]) -> Result<()> {
+        self.raw.screen_grayscale(buf)
+    }
+    /// RGB, row-major `height * width * 3` bytes.
+    pub fn screen_rgb_into(&self, buf: &mut [u8]) -> Result<()> {
+        self.raw.screen_rgb(buf)
+    }
+    pub fn screen_grayscale(&self) -> Result<Vec<u8>> {
+        let (h, w) = self.screen_dims()?;
+        let mut buf = vec![0; h * w];
+        self.screen_grayscale_into(&mut buf)?;
+        Ok(buf)
+    }
+    pub fn screen_rgb(&self) -> Result<Vec<u8>> {
+        let (h, w) = self.screen_dims()?;
+        let mut buf = vec![0; h * w * 3];
+        self.screen_rgb_into(&mut buf)?;
+        Ok(buf)
+    }
+    pub fn ram(&self) -> Result<Vec<u8>> {
+        self.raw.ram()
+    }
+    pub fn set_ram(&mut self, index: usize, value: u8) -> Result<()> {
+        if index >= 128 {
+            return Err(Error::InvalidArgument(format!("RAM index must be in [0, 128), got {index}")));
+        }
+        self.raw.set_ram(index, value)
+    }
+    pub fn clone_state(&mut self, include_rng: bool) -> Result<AleState> {
+        Ok(AleState { raw: self.raw.clone_state(include_rng)? })
+    }
+    pub fn restore_state(&mut self, state: &AleState) -> Result<()> {
+        self.raw.restore_state(&state.raw)
+    }
+}

@@ -1,0 +1,244 @@
+// C ABI over ale::ALEInterface (see ale_shim.h).
+//
+// Every entry point runs inside TWM_PROTECT: a C++ exception becomes a -1 return and a thread-local
+// message, so nothing unwinds into Rust. ALE calls std::exit() on some bad inputs (a missing or
+// unsupported ROM); those are checked here first so the process never exits under the caller.
+#include "ale_shim.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ale/ale_interface.hpp"
+
+namespace {
+
+thread_local std::string last_error;
+
+void set_error(const char* message) { last_error = message ? message : "unknown C++ error"; }
+
+}  // namespace
+
+#define TWM_PROTECT(body)                       \
+  try {                                         \
+    body;                                       \
+    return 0;                                   \
+  } catch (const std::exception& e) {           \
+    set_error(e.what());                        \
+  } catch (...) {                               \
+    set_error("unknown C++ exception");         \
+  }                                             \
+  return -1;
+
+struct TwmAle {
+  ale::ALEInterface ale;
+};
+
+struct TwmState {
+  ale::ALEState state;
+};
+
+struct TwmNoopRng {
+  std::mt19937 engine;
+};
+
+namespace {
+
+// Calls that touch the emulator need a loaded ROM: before loadROM() ALE's environment is null.
+const ale::ALEInterface& loaded(const TwmAle* handle) {
+  if (handle == nullptr) throw std::invalid_argument("null ALE handle");
+  if (!handle->ale.environment) throw std::logic_error("no ROM is loaded: call load_rom() first");
+  return handle->ale;
+}
+
+ale::ALEInterface& loaded(TwmAle* handle) {
+  return const_cast<ale::ALEInterface&>(loaded(static_cast<const TwmAle*>(handle)));
+}
+
+template <typename T, typename U>
+void copy_list(const std::vector<U>& values, T* buf, size_t cap, size_t* len) {
+  *len = values.size();
+  const size_t n = std::min(cap, values.size());
+  for (size_t i = 0; i < n; ++i) buf[i] = static_cast<T>(values[i]);
+}
+
+void check_buffer(size_t got, size_t need, const char* what) {
+  if (got < need) {
+    throw std::length_error(std::string(what) + " buffer holds " + std::to_string(got) + " bytes, needs " +
+                            std::to_string(need));
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* twm_last_error(void) { return last_error.c_str(); }
+
+int twm_set_logger_mode(int mode) {
+  TWM_PROTECT({
+    if (mode < 0 || mode > 2) throw std::invalid_argument("logger mode must be 0 (info), 1 (warning) or 2 (error)");
+    ale::Logger::setMode(static_cast<ale::Logger::mode>(mode));
+  })
+}
+
+int twm_ale_new(TwmAle** out) { TWM_PROTECT({ *out = new TwmAle(); }) }
+
+void twm_ale_free(TwmAle* ale) {
+  try {
+    delete ale;
+  } catch (...) {
+  }
+}
+
+int twm_ale_set_int(TwmAle* ale, const char* key, int value) { TWM_PROTECT(ale->ale.setInt(key, value)) }
+int twm_ale_set_float(TwmAle* ale, const char* key, float value) { TWM_PROTECT(ale->ale.setFloat(key, value)) }
+int twm_ale_set_bool(TwmAle* ale, const char* key, int value) { TWM_PROTECT(ale->ale.setBool(key, value != 0)) }
+int twm_ale_set_string(TwmAle* ale, const char* key, const char* value) {
+  TWM_PROTECT(ale->ale.setString(key, value))
+}
+int twm_ale_get_int(const TwmAle* ale, const char* key, int* out) { TWM_PROTECT(*out = ale->ale.getInt(key)) }
+int twm_ale_get_float(const TwmAle* ale, const char* key, float* out) {
+  TWM_PROTECT(*out = ale->ale.getFloat(key))
+}
+int twm_ale_get_bool(const TwmAle* ale, const char* key, int* out) {
+  TWM_PROTECT(*out = ale->ale.getBool(key) ? 1 : 0)
+}
+int twm_ale_get_string(const TwmAle* ale, const char* key, char* buf, size_t cap, size_t* len) {
+  TWM_PROTECT({
+    const std::string& value = ale->ale.getStringInplace(key);
+    *len = value.size();
+    if (cap > 0) {
+      const size_t n = std::min(cap - 1, value.size());
+      std::memcpy(buf, value.data(), n);
+      buf[n] = '\0';
+    }
+  })
+}
+
+int twm_rom_is_supported(const char* path, int* out) {
+  TWM_PROTECT(*out = ale::ALEInterface::isSupportedROM(std::filesystem::path(path)).has_value() ? 1 : 0)
+}
+
+int twm_ale_load_rom(TwmAle* ale, const char* path) {
+  TWM_PROTECT({
+    const std::filesystem::path rom(path);
+    if (!std::filesystem::is_regular_file(rom)) {
+      throw std::invalid_argument("ROM file not found: " + rom.string());
+    }
+    // loadROM() calls std::exit(1) on a ROM it cannot wrap; refuse such files here instead.
+    if (!ale::ALEInterface::isSupportedROM(rom).has_value()) {
+      throw std::invalid_argument("not a supported Atari 2600 ROM (unknown MD5): " + rom.string());
+    }
+    ale->ale.loadROM(rom);
+  })
+}
+
+int twm_ale_act(TwmAle* ale, int action, float paddle_strength, int* reward) {
+  TWM_PROTECT({
+    if (action < 0 || action >= static_cast<int>(ale::PLAYER_B_NOOP)) {
+      throw std::out_of_range("action " + std::to_string(action) + " is not in [0, 18)");
+    }
+    *reward = loaded(ale).act(static_cast<ale::Action>(action), paddle_strength);
+  })
+}
+
+int twm_ale_reset_game(TwmAle* ale) { TWM_PROTECT(loaded(ale).reset_game()) }
+int twm_ale_game_over(const TwmAle* ale, int with_truncation, int* out) {
+  TWM_PROTECT(*out = loaded(ale).game_over(with_truncation != 0) ? 1 : 0)
+}
+int twm_ale_game_truncated(const TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).game_truncated() ? 1 : 0) }
+int twm_ale_lives(TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).lives()) }
+int twm_ale_frame_number(const TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).getFrameNumber()) }
+int twm_ale_episode_frame_number(const TwmAle* ale, int* out) {
+  TWM_PROTECT(*out = loaded(ale).getEpisodeFrameNumber())
+}
+
+int twm_ale_minimal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) {
+  TWM_PROTECT(copy_list(loaded(ale).getMinimalActionSet(), buf, cap, len))
+}
+int twm_ale_legal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) {
+  TWM_PROTECT(copy_list(loaded(ale).getLegalActionSet(), buf, cap, len))
+}
+int twm_ale_available_modes(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) {
+  TWM_PROTECT(copy_list(loaded(ale).getAvailableModes(), buf, cap, len))
+}
+int twm_ale_available_difficulties(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) {
+  TWM_PROTECT(copy_list(loaded(ale).getAvailableDifficulties(), buf, cap, len))
+}
+int twm_ale_set_mode(TwmAle* ale, unsigned mode) { TWM_PROTECT(loaded(ale).setMode(mode)) }
+int twm_ale_get_mode(const TwmAle* ale, unsigned* out) { TWM_PROTECT(*out = loaded(ale).getMode()) }
+int twm_ale_set_difficulty(TwmAle* ale, unsigned difficulty) { TWM_PROTECT(loaded(ale).setDifficulty(difficulty)) }
+int twm_ale_get_difficulty(const TwmAle* ale, unsigned* out) { TWM_PROTECT(*out = loaded(ale).getDifficulty()) }
+
+int twm_ale_screen_dims(const TwmAle* ale, size_t* height, size_t* width) {
+  TWM_PROTECT({
+    const ale::ALEScreen& screen = loaded(ale).getScreen();
+    *height = screen.height();
+    *width = screen.width();
+  })
+}
+
+int twm_ale_screen_raw(const TwmAle* ale, uint8_t* buf, size_t len) {
+  TWM_PROTECT({
+    const ale::ALEScreen& screen = loaded(ale).getScreen();
+    const size_t n = screen.height() * screen.width();
+    check_buffer(len, n, "screen");
+    std::memcpy(buf, screen.getArray(), n);
+  })
+}
+
+int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len) {
+  TWM_PROTECT({
+    const ale::ALEInterface& interface = loaded(ale);
+    const ale::ALEScreen& screen = interface.getScreen();
+    const size_t n = screen.height() * screen.width();
+    check_buffer(len, n, "grayscale screen");
+    interface.theOSystem->colourPalette().applyPaletteGrayscale(buf, screen.getArray(), n);
+  })
+}
+
+int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) {
+  TWM_PROTECT({
+    const ale::ALEInterface& interface = loaded(ale);
+    const ale::ALEScreen& screen = interface.getScreen();
+    const size_t n = screen.height() * screen.width();
+    check_buffer(len, n * 3, "RGB screen");
+    interface.theOSystem->colourPalette().applyPaletteRGB(buf, screen.getArray(), n);
+  })
+}
+
+int twm_ale_ram(const TwmAle* ale, uint8_t* buf, size_t len, size_t* ram_size) {
+  TWM_PROTECT({
+    const ale::ALERAM& ram = loaded(ale).getRAM();
+    *ram_size = ram.size();
+    std::memcpy(buf, ram.array(), std::min(len, ram.size()));
+  })
+}
+
+int twm_ale_set_ram(TwmAle* ale, size_t index, uint8_t value) { TWM_PROTECT(loaded(ale).setRAM(index, value)) }
+
+int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) {
+  TWM_PROTECT(*out = new TwmState{loaded(ale).cloneState(include_rng != 0)})
+}
+int twm_ale_restore_state(TwmAle* ale, const TwmState* state) { TWM_PROTECT(loaded(ale).restoreState(state->state)) }
+void twm_state_free(TwmState* state) {
+  try {
+    delete state;
+  } catch (...) {
+  }
+}
+
+int twm_noop_rng_new(unsigned seed, TwmNoopRng** out) { TWM_PROTECT(*out = new TwmNoopRng{std::mt19937(seed)}) }
+void twm_noop_rng_free(TwmNoopRng* rng) { delete rng; }
+void twm_noop_rng_seed(TwmNoopRng* rng, unsigned seed) { rng->engine.seed(seed); }
+int twm_noop_rng_uniform(TwmNoopRng* rng, int low, int high) {
+  // The same distribution object ale_py constructs: uniform_int_distribution<>(low, high), inclusive.
+  return std::uniform_int_distribution<>(low, high)(rng->engine);
+}
+
+}  // extern "C"

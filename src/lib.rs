@@ -1,0 +1,16 @@
+//! torchwm: a Rust core that drives the Arcade Learning Environment (ALE 0.12.1) and vectorizes it.
+//!
+//! Layers, bottom up: [`ffi`] (the C++ shim and its declarations, the only `unsafe`), [`ale`] (a safe
+//! emulator handle), [`preprocess`] (frame operations), [`atari`] (one preprocessed Atari env),
+//! [`vector`] (the thread pool that steps many of them), and `python` (pyo3 glue, behind the
+//! `python` feature).
+pub mod ale;
+pub mod preprocess;
+pub mod error;
+mod ffi;
+
+pub use ale::{Ale, AleState};
+pub use error::{Error, Result};
+
+#[cfg(feature = "python")]
+mod python;

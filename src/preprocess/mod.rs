@@ -1,0 +1,8 @@
+//! Frame operations of the standard Atari preprocessing, on plain `u8` buffers (no allocation per call).
+mod frame_stack;
+mod maxpool;
+mod resize;
+
+pub use frame_stack::FrameStack;
+pub use maxpool::maxpool_into;
+pub use resize::Resizer;
