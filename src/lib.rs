@@ -5,9 +5,14 @@
 //! [`vector`] (the thread pool that steps many of them), and `python` (pyo3 glue, behind the
 //! `python` feature).
 pub mod ale;
+pub mod atari;
 pub mod preprocess;
 pub mod error;
+pub mod vector;
 mod ffi;
+
+// ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.
+use libz_sys as _;
 
 pub use ale::{Ale, AleState};
 pub use error::{Error, Result};

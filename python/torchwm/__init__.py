@@ -1,8 +1,28 @@
-"""torchwm: fast, safe vectorized reinforcement-learning environments with a Rust core."""
+"""torchwm: fast, safe vectorized reinforcement-learning environments with a Rust core.
+
+- :class:`AtariVectorEnv` / :func:`make_atari_vector_env`: Atari (ALE 0.12.1) stepped by Rust threads,
+  a drop-in for ``ale_py.vector_env.AtariVectorEnv``; gymnasium ids ``TorchWM/<Game>-v5``.
+"""
 
 from importlib.metadata import PackageNotFoundError, version as _version
+
+from torchwm._core import AleError, EnvStateError, TorchwmError, WorkerError
+from torchwm.atari import AtariVectorEnv, make_atari_vector_env
+from torchwm.registration import register_atari_envs
 
 try:
     __version__ = _version("torchwm")
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
+
+register_atari_envs()
+
+__all__ = [
+    "AleError",
+    "AtariVectorEnv",
+    "EnvStateError",
+    "TorchwmError",
+    "WorkerError",
+    "__version__",
+    "make_atari_vector_env",
+]

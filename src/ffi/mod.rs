@@ -8,6 +8,9 @@ use std::ptr::{self, NonNull};
 
 use crate::error::{Error, Result};
 
+mod fork;
+pub(crate) use fork::fork_generation;
+
 #[repr(C)]
 pub(crate) struct TwmAle {
     _private: [u8; 0],

@@ -1,0 +1,94 @@
+//! Settings of a preprocessed Atari env; the same names, defaults and meanings as ale_py 0.12.1.
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObsFormat {
+    Grayscale,
+    Rgb,
+}
+
+impl ObsFormat {
+    pub fn channels(self) -> usize {
+        match self {
+            ObsFormat::Grayscale => 1,
+            ObsFormat::Rgb => 3,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtariConfig {
+    pub img_height: usize,
+    pub img_width: usize,
+    pub obs_format: ObsFormat,
+    pub stack_num: usize,
+    pub frame_skip: u32,
+    pub maxpool: bool,
+    /// Resets take a uniform number of no-ops in `[0, noop_max - 1]` (ale_py's draw).
+    pub noop_max: u32,
+    pub use_fire_reset: bool,
+    pub episodic_life: bool,
+    pub life_loss_info: bool,
+    pub reward_clipping: bool,
+    /// Emulator frames per episode before truncation.
+    pub max_episode_frames: u32,
+    pub repeat_action_probability: f32,
+    pub full_action_space: bool,
+}
+
+impl Default for AtariConfig {
+    fn default() -> Self {
+        Self {
+            img_height: 84,
+            img_width: 84,
+            obs_format: ObsFormat::Grayscale,
+            stack_num: 4,
+            frame_skip: 4,
+            maxpool: true,
+            noop_max: 30,
+            use_fire_reset: true,
+            episodic_life: false,
+            life_loss_info: false,
+            reward_clipping: true,
+            max_episode_frames: 108_000,
+            repeat_action_probability: 0.0,
+            full_action_space: false,
+        }
+    }
+}
+
+impl AtariConfig {
+    pub fn validate(&self) -> Result<()> {
+        let bad = |message: String| Err(Error::InvalidArgument(message));
+        if self.img_height == 0 || self.img_width == 0 {
+            return bad(format!("img_height and img_width must be positive, got {}x{}", self.img_height, self.img_width));
+        }
+        if self.img_height > 4096 || self.img_width > 4096 {
+            return bad(format!("img_height and img_width must be at most 4096, got {}x{}", self.img_height, self.img_width));
+        }
+        if self.stack_num == 0 {
+            return bad("stack_num must be a positive integer, got 0".into());
+        }
+        if self.frame_skip == 0 {
+            return bad("frameskip must be a positive integer, got 0".into());
+        }
+        if self.max_episode_frames == 0 {
+            return bad("max_num_frames_per_episode must be positive, got 0".into());
+        }
+        let p = self.repeat_action_probability;
+        if !(0.0..=1.0).contains(&p) {
+            return bad(format!("repeat_action_probability must be in [0, 1], got {p}"));
+        }
+        Ok(())
+    }
+
+    /// Bytes of one processed frame.
+    pub fn frame_size(&self) -> usize {
+        self.img_height * self.img_width * self.obs_format.channels()
+    }
+
+    /// Bytes of one stacked observation.
+    pub fn stacked_obs_size(&self) -> usize {
+        self.frame_size() * self.stack_num
+    }
+}

@@ -1,0 +1,221 @@
+//! `AtariEnv`: one emulator plus frameskip, max-pool, grayscale/RGB, resize, frame stack, noop and
+//! fire reset, episodic life, reward clipping and the frame limit.
+//!
+//! The order of emulator calls and random draws follows ale_py 0.12.1's `PreprocessedEnv` exactly,
+//! so the same seed gives the same trajectory as ale_py's `AtariVectorEnv`, quirks included (for
+//! example, frames from before an early episode end stay in the max-pool buffers).
+use std::path::{Path, PathBuf};
+
+use super::config::{AtariConfig, ObsFormat};
+use crate::ale::{Ale, ACTION_FIRE, ACTION_NOOP};
+use crate::error::{Error, Result};
+use crate::ffi::NoopRng;
+use crate::preprocess::{maxpool_into, FrameStack, Resizer};
+
+/// Scalars of one env after a step or reset, as reported in a batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StepOutput {
+    pub reward: i32,
+    pub terminated: bool,
+    pub truncated: bool,
+    pub lives: i32,
+    pub frame_number: i32,
+    pub episode_frame_number: i32,
+}
+
+pub struct AtariEnv {
+    ale: Ale,
+    rom_path: PathBuf,
+    config: AtariConfig,
+    action_set: Vec<i32>,
+    has_fire_action: bool,
+    noop_rng: NoopRng,
+    /// The last two raw frames: `[0]` the newest (and max-pool target), `[1]` the one before.
+    raw_frames: [Vec<u8>; 2],
+    resizer: Resizer,
+    stack: FrameStack,
+    elapsed_frames: u32,
+    game_over: bool,
+    lives: i32,
+    was_life_lost: bool,
+    reward: i32,
+    action_index: usize,
+    paddle_strength: f32,
+    pending_seed: Option<u32>,
+}
+
+/// A seed from the OS when the caller gives none (ale_py uses std::random_device).
+fn entropy_seed() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64));
+    hasher.finish() as u32
+}
+
+impl AtariEnv {
+    /// Builds the env and loads the ROM. `seed` seeds ALE and the noop draws; `None` means random.
+    pub fn new(rom_path: &Path, config: &AtariConfig, seed: Option<u32>) -> Result<Self> {
+        config.validate()?;
+        let mut ale = Ale::new()?;
+        ale.set_float("repeat_action_probability", config.repeat_action_probability)?;
+        ale.set_int("random_seed", seed.map_or(-1, |s| s as i32))?;
+        ale.load_rom(rom_path)?;
+        let action_set = if config.full_action_space { ale.legal_action_set()? } else { ale.minimal_action_set()? };
+        let has_fire_action = action_set.contains(&ACTION_FIRE);
+        let (raw_h, raw_w) = ale.screen_dims()?;
+        let channels = config.obs_format.channels();
+        let raw_size = raw_h * raw_w * channels;
+        Ok(Self {
+            ale,
+            rom_path: rom_path.to_path_buf(),
+            config: config.clone(),
+            action_set,
+            has_fire_action,
+            noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed))?,
+            raw_frames: [vec![0; raw_size], vec![0; raw_size]],
+            resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),
+            stack: FrameStack::new(config.stack_num, config.frame_size()),
+            elapsed_frames: config.max_episode_frames + 1,
+            game_over: false,
+            lives: 0,
+            was_life_lost: false,
+            reward: 0,
+            action_index: 0,
+            paddle_strength: 1.0,
+            pending_seed: None,
+        })
+    }
+
+    /// ALE action ids this env's action indices map to (minimal or full set).
+    pub fn action_set(&self) -> &[i32] {
+        &self.action_set
+    }
+
+    pub fn config(&self) -> &AtariConfig {
+        &self.config
+    }
+
+    /// Seed to apply at the next reset (reloading the ROM, as ale_py does); `None` keeps the RNG state.
+    pub fn set_seed(&mut self, seed: Option<u32>) {
+        self.pending_seed = seed;
+    }
+
+    /// Action for the next step: an index into [`action_set`](Self::action_set).
+    pub fn set_action(&mut self, action_index: usize, paddle_strength: f32) -> Result<()> {
+        if action_index >= self.action_set.len() {
+            return Err(Error::InvalidArgument(format!(
+                "action must be in [0, {}), got {action_index}",
+                self.action_set.len()
+            )));
+        }
+        self.action_index = action_index;
+        self.paddle_strength = paddle_strength;
+        Ok(())
+    }
+
+    pub fn reset(&mut self) -> Result<()> {
+        if let Some(seed) = self.pending_seed.take() {
+            self.ale.set_int("random_seed", seed as i32)?;
+            self.noop_rng.seed(seed);
+            self.ale.load_rom(&self.rom_path)?;
+        }
+        self.ale.reset_game()?;
+        let fire = self.config.use_fire_reset && self.has_fire_action;
+        if fire {
+            self.ale.act(ACTION_FIRE, 1.0)?;
+        }
+        let noop_high = self.config.noop_max.saturating_sub(1).min(i32::MAX as u32) as i32;
+        let mut noops = self.noop_rng.uniform(0, noop_high) - fire as i32;
+        while noops > 0 {
+            self.ale.act(ACTION_NOOP, 1.0)?;
+            if self.ale.game_over(true)? {
+                self.ale.reset_game()?;
+            }
+            noops -= 1;
+        }
+        self.stack.clear();
+        self.capture_screen(0)?;
+        self.raw_frames[1].fill(0);
+        self.process_screen();
+        self.elapsed_frames = 0;
+        self.reward = 0;
+        self.game_over = false;
+        self.lives = self.ale.lives()?;
+        self.was_life_lost = false;
+        self.action_index = 0;
+        Ok(())
+    }
+
+    pub fn step(&mut self) -> Result<()> {
+        let action = self.action_set[self.action_index];
+        let strength = self.paddle_strength;
+        let mut reward = 0i32;
+        for skip in (1..=self.config.frame_skip).rev() {
+            reward = reward.saturating_add(self.ale.act(action, strength)?);
+            self.game_over = self.ale.game_over(true)?;
+            self.elapsed_frames += 1;
+            let lives = self.ale.lives()?;
+            self.was_life_lost = lives < self.lives && lives > 0;
+            if self.game_over
+                || self.elapsed_frames >= self.config.max_episode_frames
+                || (self.config.episodic_life && self.was_life_lost)
+            {
+                break;
+            }
+            if skip <= 2 {
+                self.capture_screen(skip as usize - 1)?;
+            }
+        }
+        self.process_screen();
+        self.lives = self.ale.lives()?;
+        self.reward = if self.config.reward_clipping { reward.clamp(-1, 1) } else { reward };
+        Ok(())
+    }
+
+    /// Whether the next step must reset instead (game over, frame limit, or a life lost in episodic mode).
+    pub fn is_episode_over(&self) -> bool {
+        self.game_over
+            || self.elapsed_frames >= self.config.max_episode_frames
+            || (self.config.episodic_life && self.was_life_lost)
+    }
+
+    pub fn output(&self) -> Result<StepOutput> {
+        let terminated =
+            self.game_over || ((self.config.life_loss_info || self.config.episodic_life) && self.was_life_lost);
+        Ok(StepOutput {
+            reward: self.reward,
+            terminated,
+            truncated: self.elapsed_frames >= self.config.max_episode_frames && !terminated,
+            lives: self.lives,
+            frame_number: self.ale.frame_number()?,
+            episode_frame_number: self.ale.episode_frame_number()?,
+        })
+    }
+
+    /// Bytes of one stacked observation.
+    pub fn stacked_obs_size(&self) -> usize {
+        self.stack.stacked_size()
+    }
+
+    /// Writes the stacked observation, oldest frame first, into `dst`.
+    pub fn write_obs(&self, dst: &mut [u8]) {
+        self.stack.write_linear(dst);
+    }
+
+    fn capture_screen(&mut self, index: usize) -> Result<()> {
+        let buffer = &mut self.raw_frames[index];
+        match self.config.obs_format {
+            ObsFormat::Grayscale => self.ale.screen_grayscale_into(buffer),
+            ObsFormat::Rgb => self.ale.screen_rgb_into(buffer),
+        }
+    }
+
+    fn process_screen(&mut self) {
+        let [newest, previous] = &mut self.raw_frames;
+        if self.config.maxpool {
+            maxpool_into(newest, previous);
+        }
+        self.resizer.resize(newest, self.stack.next_slot());
+        self.stack.advance();
+    }
+}

@@ -1,0 +1,6 @@
+//! One Atari game with the standard preprocessing, stepped as ale_py's vectorizer steps it.
+mod config;
+mod env;
+
+pub use config::{AtariConfig, ObsFormat};
+pub use env::{AtariEnv, StepOutput};

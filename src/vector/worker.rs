@@ -1,0 +1,111 @@
+//! Worker threads: take a job, reset or step that env, report the completion.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use super::action_queue::{Completion, Job, WorkerChannels};
+use super::config::AutoresetMode;
+use crate::atari::{AtariEnv, StepOutput};
+use crate::error::{Error, Result};
+
+/// An env with what its last job produced.
+pub(crate) struct EnvSlot {
+    pub env: AtariEnv,
+    pub output: StepOutput,
+    /// Same-step mode: the observation that ended the episode, before the automatic reset.
+    pub final_obs: Vec<u8>,
+    pub has_final_obs: bool,
+}
+
+impl EnvSlot {
+    pub fn new(env: AtariEnv, same_step: bool) -> Self {
+        let final_size = if same_step { env.stacked_obs_size() } else { 0 };
+        Self { env, output: StepOutput::default(), final_obs: vec![0; final_size], has_final_obs: false }
+    }
+
+    fn run(&mut self, force_reset: bool, mode: AutoresetMode) -> Result<()> {
+        self.has_final_obs = false;
+        match mode {
+            AutoresetMode::NextStep => {
+                if force_reset || self.env.is_episode_over() {
+                    self.env.reset()?;
+                } else {
+                    self.env.step()?;
+                }
+                self.output = self.env.output()?;
+            }
+            AutoresetMode::SameStep => {
+                if force_reset {
+                    self.env.reset()?;
+                    self.output = self.env.output()?;
+                    return Ok(());
+                }
+                self.env.step()?;
+                let ended = self.env.output()?;
+                if self.env.is_episode_over() {
+                    self.env.write_obs(&mut self.final_obs);
+                    self.has_final_obs = true;
+                    self.env.reset()?;
+                    // The new episode's lives and frame counters, the ended episode's reward and flags.
+                    let started = self.env.output()?;
+                    self.output = StepOutput {
+                        reward: ended.reward,
+                        terminated: ended.terminated,
+                        truncated: ended.truncated,
+                        ..started
+                    };
+                } else {
+                    self.output = ended;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) type SharedEnvs = Arc<Vec<Mutex<EnvSlot>>>;
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+fn execute(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
+    let mut slot = envs[env_id].lock().map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
+    slot.run(force_reset, mode)
+}
+
+pub(crate) fn spawn_workers(
+    envs: &SharedEnvs,
+    channels: WorkerChannels,
+    num_threads: usize,
+    mode: AutoresetMode,
+    affinity_offset: Option<usize>,
+) -> std::io::Result<Vec<JoinHandle<()>>> {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    (0..num_threads)
+        .map(|index| {
+            let envs = Arc::clone(envs);
+            let jobs = channels.jobs.clone();
+            let completions = channels.completions.clone();
+            let core = affinity_offset.and_then(|offset| cores.get((offset + index) % cores.len().max(1)).copied());
+            std::thread::Builder::new().name(format!("torchwm-atari-{index}")).spawn(move || {
+                if let Some(core) = core {
+                    core_affinity::set_for_current(core);
+                }
+                while let Ok(Job::Run { env_id, force_reset }) = jobs.recv() {
+                    let result = catch_unwind(AssertUnwindSafe(|| execute(&envs, env_id, force_reset, mode)))
+                        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))));
+                    if completions.send(Completion { env_id, result }).is_err() {
+                        break;
+                    }
+                }
+            })
+        })
+        .collect()
+}
