@@ -66,6 +66,8 @@ fn main() {
         .debug(false)
         .pic(true)
         .warnings(false)
+        // As ALE's release build: assertions off (one asserts on negative seeds, which ale_py passes through).
+        .define("NDEBUG", None)
         .flag_if_supported("-w")
         .include(&ale_src)
         .include(&generated)

@@ -1,0 +1,92 @@
+//! The Rust vectorizer: determinism across thread counts, async batches, protocol errors.
+mod common;
+
+use torchwm::atari::AtariConfig;
+use torchwm::vector::{AtariVectorEnv, AutoresetMode, BatchResult, VectorConfig};
+use torchwm::Error;
+
+fn rollout(num_threads: usize, mode: AutoresetMode) -> Option<Vec<BatchResult>> {
+    let rom = common::rom("breakout")?;
+    let mut config = VectorConfig::new(rom, 4, AtariConfig { repeat_action_probability: 0.25, ..Default::default() });
+    config.num_threads = num_threads;
+    config.autoreset_mode = mode;
+    let mut env = AtariVectorEnv::new(config).unwrap();
+    let n = env.action_set().len() as i64;
+    let mut batches = vec![env.reset(&[0, 1, 2, 3], &[Some(10), Some(11), Some(12), Some(13)]).unwrap()];
+    for t in 0..200i64 {
+        let actions: Vec<i64> = (0..4).map(|i| (t * 7 + i * 3) % n).collect();
+        batches.push(env.step(&actions, &[1.0; 4]).unwrap());
+    }
+    Some(batches)
+}
+
+#[test]
+fn trajectories_do_not_depend_on_thread_count() {
+    for mode in [AutoresetMode::NextStep, AutoresetMode::SameStep] {
+        let Some(one) = rollout(1, mode) else { return };
+        let two = rollout(2, mode).unwrap();
+        assert!(one == two, "{mode:?}: 1 and 2 threads differ");
+        assert_eq!(one[1].obs.len(), 4 * 4 * 84 * 84);
+    }
+}
+
+#[test]
+fn async_batches_return_first_ready_envs_and_every_env_is_served() {
+    let Some(rom) = common::rom("pong") else { return };
+    let mut config = VectorConfig::new(rom, 6, AtariConfig::default());
+    config.batch_size = 2;
+    let mut env = AtariVectorEnv::new(config).unwrap();
+    let ids: Vec<usize> = (0..6).collect();
+    let first = env.reset(&ids, &[None; 6]).unwrap();
+    assert_eq!(first.batch_size(), 2);
+    let mut served = vec![0usize; 6];
+    let mut batch = first;
+    for _ in 0..60 {
+        for &id in &batch.env_ids {
+            served[id as usize] += 1;
+        }
+        env.send(&[0, 1], &[1.0, 1.0]).unwrap();
+        batch = env.recv().unwrap();
+        let mut unique = batch.env_ids.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), 2);
+    }
+    assert!(served.iter().all(|&count| count > 0), "{served:?}");
+}
+
+#[test]
+fn protocol_errors_leave_the_env_usable() {
+    let Some(rom) = common::rom("breakout") else { return };
+    let mut env = AtariVectorEnv::new(VectorConfig::new(rom, 2, AtariConfig::default())).unwrap();
+    assert!(matches!(env.recv(), Err(Error::InvalidState(_))));
+    assert!(matches!(env.send(&[0, 0], &[1.0, 1.0]), Err(Error::InvalidState(_))));
+    env.reset(&[0, 1], &[Some(1), Some(2)]).unwrap();
+    assert!(matches!(env.recv(), Err(Error::InvalidState(_))));
+    assert!(matches!(env.send(&[0, 99], &[1.0, 1.0]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(env.send(&[0], &[1.0]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(env.send(&[0, 1], &[f32::NAN, 1.0]), Err(Error::InvalidArgument(_))));
+    env.send(&[0, 1], &[1.0, 1.0]).unwrap();
+    assert!(matches!(env.send(&[0, 1], &[1.0, 1.0]), Err(Error::InvalidState(_))));
+    assert_eq!(env.recv().unwrap().batch_size(), 2);
+    assert!(matches!(env.reset(&[0, 0], &[None, None]), Err(Error::InvalidArgument(_))));
+    assert!(matches!(env.reset(&[5], &[None]), Err(Error::InvalidArgument(_))));
+    env.close();
+    env.close();
+    assert!(matches!(env.reset(&[0, 1], &[None, None]), Err(Error::InvalidState(_))));
+}
+
+#[test]
+fn invalid_configs_are_rejected() {
+    let Some(rom) = common::rom("breakout") else { return };
+    let bad = |f: &dyn Fn(&mut VectorConfig)| {
+        let mut config = VectorConfig::new(rom.clone(), 2, AtariConfig::default());
+        f(&mut config);
+        matches!(AtariVectorEnv::new(config), Err(Error::InvalidArgument(_)))
+    };
+    assert!(bad(&|c| c.num_envs = 0));
+    assert!(bad(&|c| c.batch_size = 3));
+    assert!(bad(&|c| c.env.frame_skip = 0));
+    assert!(bad(&|c| c.env.stack_num = 0));
+    assert!(bad(&|c| c.env.img_height = 0));
+    assert!(bad(&|c| c.env.repeat_action_probability = 1.5));
+}
