@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from pathlib import Path
+
 import pytest
 from ale_py import ALEInterface, LoggerMode
 
@@ -10,13 +13,23 @@ ALEInterface.setLoggerMode(LoggerMode.Error)
 PARITY_GAMES = ["breakout", "pong", "space_invaders", "ms_pacman", "seaquest"]
 
 
+def torchwm_worker_threads() -> list[str]:
+    """Names of this process's live torchwm worker threads (OS threads, read from /proc)."""
+    names = []
+    for comm in Path("/proc/self/task").glob("*/comm"):
+        try:
+            name = comm.read_text().strip()
+        except OSError:  # the thread ended while we looked
+            continue
+        if name.startswith("torchwm-atari"):
+            names.append(name)
+    return names
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_threads():
     """Every env a test makes is closed or dropped: no torchwm worker thread outlives its test."""
-    import gc
-    import threading
-
     yield
     gc.collect()
-    leaked = [t.name for t in threading.enumerate() if t.name.startswith("torchwm-atari")]
+    leaked = torchwm_worker_threads()
     assert not leaked, f"worker threads left running: {leaked}"
