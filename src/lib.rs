@@ -6,6 +6,7 @@
 //! `python` feature).
 pub mod ale;
 pub mod atari;
+pub mod bench;
 pub mod preprocess;
 pub mod error;
 pub mod vector;

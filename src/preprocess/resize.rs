@@ -10,18 +10,70 @@
 //!
 //! All tables and scratch rows are built once in [`Resizer::new`]; [`Resizer::resize`] allocates nothing.
 
-/// One source index contributing to one destination index with a weight.
-#[derive(Clone, Copy, Debug)]
-struct AreaTap {
-    dst: usize,
-    src: usize,
-    weight: f32,
+/// For each destination index along one axis: the first source index it covers and the weights of
+/// the contiguous source indices from there, in OpenCV's order (the order sums are accumulated in).
+#[derive(Debug)]
+struct AreaAxis {
+    first: Vec<usize>,
+    weights: Vec<Vec<f32>>,
+    /// Most taps any destination index needs.
+    max_taps: usize,
+    /// The weights padded with zeros to `MAX_FIXED_TAPS` (adding `0.0 * 0.0` to a non-negative sum
+    /// changes no bit), so the hot horizontal pass can run with a compile-time tap count.
+    padded: Vec<[f32; MAX_FIXED_TAPS]>,
+}
+
+const MAX_FIXED_TAPS: usize = 4;
+
+impl AreaAxis {
+    fn pad(mut self) -> Self {
+        self.max_taps = self.weights.iter().map(Vec::len).max().unwrap_or(0);
+        self.padded = self
+            .weights
+            .iter()
+            .map(|w| std::array::from_fn(|k| w.get(k).copied().unwrap_or(0.0)))
+            .collect();
+        self
+    }
+}
+
+/// Horizontal pass of one row (converted to `f32` and padded with zeros) with `T` taps per
+/// destination pixel and `C` interleaved channels, accumulated in OpenCV's order. Both are
+/// compile-time constants so the loop has no index arithmetic or bounds checks inside.
+fn horizontal_pass<const T: usize, const C: usize>(row: &[f32], axis: &AreaAxis, out: &mut [f32]) {
+    for ((&first, weights), pixel) in axis.first.iter().zip(&axis.padded).zip(out.chunks_exact_mut(C)) {
+        let taps = &row[first * C..(first + T) * C];
+        for c in 0..C {
+            let mut acc = 0.0f32;
+            for k in 0..T {
+                acc += taps[k * C + c] * weights[k];
+            }
+            pixel[c] = acc;
+        }
+    }
+}
+
+/// Horizontal pass for any tap count and channel count (rare sizes).
+fn horizontal_pass_any(row: &[f32], axis: &AreaAxis, channels: usize, out: &mut [f32]) {
+    for ((&first, weights), pixel) in axis.first.iter().zip(&axis.weights).zip(out.chunks_exact_mut(channels)) {
+        let taps = &row[first * channels..(first + weights.len()) * channels];
+        for (c, value) in pixel.iter_mut().enumerate() {
+            let mut acc = 0.0f32;
+            for (tap, &w) in taps.chunks_exact(channels).zip(weights) {
+                acc += tap[c] * w;
+            }
+            *value = acc;
+        }
+    }
 }
 
 enum Method {
     Copy,
     AreaFast { scale_x: usize, scale_y: usize },
-    Area { xtab: Vec<AreaTap>, ytab: Vec<AreaTap>, row: Vec<f32>, sum: Vec<f32> },
+    /// `rows` caches the horizontal pass of every source row: OpenCV recomputes a source row for each
+    /// destination row it touches, with identical results, so computing it once changes no bit.
+    /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
+    Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
     Linear { xofs: Vec<usize>, xw: Vec<[i32; 2]>, yofs: Vec<usize>, yw: Vec<[i32; 2]>, rows: [Vec<i32>; 2] },
 }
 
@@ -38,8 +90,9 @@ const LINEAR_COEF_BITS: u32 = 11;
 const LINEAR_COEF_SCALE: f32 = (1 << LINEAR_COEF_BITS) as f32;
 
 /// OpenCV's `computeResizeAreaTab`: the area each destination cell covers in one dimension.
-fn area_table(src_size: usize, dst_size: usize, channels: usize, scale: f64) -> Vec<AreaTap> {
-    let mut taps = Vec::with_capacity(src_size * 2);
+fn area_axis(src_size: usize, dst_size: usize, scale: f64) -> AreaAxis {
+    let mut axis =
+        AreaAxis { first: Vec::with_capacity(dst_size), weights: Vec::with_capacity(dst_size), max_taps: 0, padded: Vec::new() };
     for dx in 0..dst_size {
         let fsx1 = dx as f64 * scale;
         let fsx2 = fsx1 + scale;
@@ -48,25 +101,22 @@ fn area_table(src_size: usize, dst_size: usize, channels: usize, scale: f64) -> 
         let mut sx1 = fsx1.ceil() as i64;
         sx2 = sx2.min(src_size as i64 - 1);
         sx1 = sx1.min(sx2);
+        let mut first = sx1;
+        let mut weights = Vec::with_capacity(4);
         if sx1 as f64 - fsx1 > 1e-3 {
-            taps.push(AreaTap {
-                dst: dx * channels,
-                src: (sx1 - 1) as usize * channels,
-                weight: ((sx1 as f64 - fsx1) / cell_width) as f32,
-            });
+            first = sx1 - 1;
+            weights.push(((sx1 as f64 - fsx1) / cell_width) as f32);
         }
-        for sx in sx1..sx2 {
-            taps.push(AreaTap { dst: dx * channels, src: sx as usize * channels, weight: (1.0 / cell_width) as f32 });
+        for _ in sx1..sx2 {
+            weights.push((1.0 / cell_width) as f32);
         }
         if fsx2 - sx2 as f64 > 1e-3 {
-            taps.push(AreaTap {
-                dst: dx * channels,
-                src: sx2 as usize * channels,
-                weight: ((fsx2 - sx2 as f64).min(1.0).min(cell_width) / cell_width) as f32,
-            });
+            weights.push(((fsx2 - sx2 as f64).min(1.0).min(cell_width) / cell_width) as f32);
         }
+        axis.first.push(first as usize);
+        axis.weights.push(weights);
     }
-    taps
+    axis.pad()
 }
 
 /// OpenCV's bilinear source offsets and 11-bit fixed-point weights for one dimension.
@@ -92,9 +142,12 @@ fn linear_table(src_size: usize, dst_size: usize, scale: f64) -> (Vec<usize>, Ve
     (offsets, weights)
 }
 
-/// OpenCV's `saturate_cast<uchar>(float)`: round half to even, then clamp.
+/// OpenCV's `saturate_cast<uchar>(float)`: round half to even, then clamp. Clamping first is the
+/// same for this range; rounding by adding and subtracting 1.5 * 2^23 is round-half-even in the
+/// default FP mode and, unlike `round_ties_even`, needs no SSE4.1 instruction or libm call.
 fn saturate_u8(value: f32) -> u8 {
-    value.round_ties_even().clamp(0.0, 255.0) as u8
+    const MAGIC: f32 = 12_582_912.0;
+    ((value.clamp(0.0, 255.0) + MAGIC) - MAGIC) as u8
 }
 
 impl Resizer {
@@ -112,10 +165,11 @@ impl Resizer {
                 Method::AreaFast { scale_x: ix as usize, scale_y: iy as usize }
             } else {
                 Method::Area {
-                    xtab: area_table(src_w, dst_w, channels, scale_x),
-                    ytab: area_table(src_h, dst_h, 1, scale_y),
-                    row: vec![0.0; dst_w * channels],
+                    x: area_axis(src_w, dst_w, scale_x),
+                    y: area_axis(src_h, dst_h, scale_y),
+                    rows: vec![0.0; src_h * dst_w * channels],
                     sum: vec![0.0; dst_w * channels],
+                    row_f32: vec![0.0; (src_w + MAX_FIXED_TAPS) * channels],
                 }
             }
         } else {
@@ -160,35 +214,38 @@ impl Resizer {
                     }
                 }
             }
-            Method::Area { xtab, ytab, row, sum } => {
+            Method::Area { x, y, rows, sum, row_f32 } => {
                 let width = dst_w * cn;
-                sum.fill(0.0);
-                let mut prev_dy = ytab[0].dst;
-                for ytap in ytab.iter() {
-                    let src_row = &src[ytap.src * src_w * cn..(ytap.src + 1) * src_w * cn];
-                    row.fill(0.0);
-                    for tap in xtab.iter() {
-                        for c in 0..cn {
-                            row[tap.dst + c] += src_row[tap.src + c] as f32 * tap.weight;
-                        }
+                // Horizontal pass, once per source row.
+                for (src_row, out_row) in src.chunks_exact(src_w * cn).zip(rows.chunks_exact_mut(width)) {
+                    for (f, &v) in row_f32.iter_mut().zip(src_row) {
+                        *f = v as f32;
                     }
-                    let beta = ytap.weight;
-                    if ytap.dst != prev_dy {
-                        let out = &mut dst[prev_dy * width..(prev_dy + 1) * width];
-                        for ((o, s), r) in out.iter_mut().zip(sum.iter_mut()).zip(row.iter()) {
-                            *o = saturate_u8(*s);
-                            *s = beta * r;
-                        }
-                        prev_dy = ytap.dst;
-                    } else {
-                        for (s, r) in sum.iter_mut().zip(row.iter()) {
-                            *s += beta * r;
-                        }
+                    match (x.max_taps, cn) {
+                        (1, 1) => horizontal_pass::<1, 1>(row_f32, x, out_row),
+                        (2, 1) => horizontal_pass::<2, 1>(row_f32, x, out_row),
+                        (3, 1) => horizontal_pass::<3, 1>(row_f32, x, out_row),
+                        (4, 1) => horizontal_pass::<4, 1>(row_f32, x, out_row),
+                        (1, 3) => horizontal_pass::<1, 3>(row_f32, x, out_row),
+                        (2, 3) => horizontal_pass::<2, 3>(row_f32, x, out_row),
+                        (3, 3) => horizontal_pass::<3, 3>(row_f32, x, out_row),
+                        (4, 3) => horizontal_pass::<4, 3>(row_f32, x, out_row),
+                        _ => horizontal_pass_any(row_f32, x, cn, out_row),
                     }
                 }
-                let out = &mut dst[prev_dy * width..(prev_dy + 1) * width];
-                for (o, s) in out.iter_mut().zip(sum.iter()) {
-                    *o = saturate_u8(*s);
+                // Vertical pass: each destination row sums its source rows' weighted passes, in order.
+                for ((&first, weights), out) in y.first.iter().zip(&y.weights).zip(dst.chunks_exact_mut(width)) {
+                    let acc = &mut sum[..];
+                    acc.fill(0.0);
+                    for (k, &beta) in weights.iter().enumerate() {
+                        let row = &rows[(first + k) * width..(first + k + 1) * width];
+                        for (a, &r) in acc.iter_mut().zip(row) {
+                            *a += beta * r;
+                        }
+                    }
+                    for (o, &a) in out.iter_mut().zip(acc.iter()) {
+                        *o = saturate_u8(a);
+                    }
                 }
             }
             Method::Linear { xofs, xw, yofs, yw, rows } => {

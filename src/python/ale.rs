@@ -169,3 +169,10 @@ pub fn set_log_level(level: i32) -> PyResult<()> {
     };
     Ok(core_ale::set_log_level(level)?)
 }
+
+/// Raw single-thread emulator frames/s over `frames` random-action frames (GIL released).
+#[pyfunction]
+#[pyo3(signature = (rom_path, frames, seed = 0))]
+pub fn emulator_frames_per_second(py: Python<'_>, rom_path: PathBuf, frames: u64, seed: u32) -> PyResult<f64> {
+    Ok(super::without_gil(py, || crate::bench::emulator_frames_per_second(&rom_path, frames, seed))?)
+}

@@ -18,5 +18,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vector::AtariVectorCore>()?;
     m.add_function(wrap_pyfunction!(ale::is_supported_rom, m)?)?;
     m.add_function(wrap_pyfunction!(ale::set_log_level, m)?)?;
+    m.add_function(wrap_pyfunction!(ale::emulator_frames_per_second, m)?)?;
     Ok(())
 }

@@ -235,13 +235,8 @@ impl AtariVectorEnv {
         for _ in 0..self.workers.len() {
             let _ = self.queue.jobs.send(Job::Stop);
         }
-        // Workers blocked on a full completion channel must be able to finish their job and see Stop.
-        while self.in_flight > 0 {
-            if self.queue.completions.recv().is_err() {
-                break;
-            }
-            self.in_flight -= 1;
-        }
+        // Jobs still in flight finish before the workers take their Stop.
+        self.drain();
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
@@ -261,12 +256,8 @@ impl AtariVectorEnv {
 
     /// Waits for every queued job and discards the results.
     fn drain(&mut self) {
-        while self.in_flight > 0 {
-            if self.queue.completions.recv().is_err() {
-                break;
-            }
-            self.in_flight -= 1;
-        }
+        let _ = self.queue.wait_for(self.in_flight);
+        self.in_flight = 0;
     }
 
     /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
@@ -274,13 +265,9 @@ impl AtariVectorEnv {
     fn collect(&mut self, count: usize) -> Result<Vec<usize>> {
         let mut env_ids = Vec::with_capacity(count);
         let mut first_error = None;
-        for _ in 0..count {
-            let completion = self
-                .queue
-                .completions
-                .recv()
-                .map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
-            self.in_flight -= 1;
+        let completions = self.queue.wait_for(count)?;
+        self.in_flight -= count;
+        for completion in completions {
             if let Err(error) = completion.result {
                 first_error.get_or_insert(match error {
                     Error::Ale(message) => Error::Ale(format!("env {}: {message}", completion.env_id)),

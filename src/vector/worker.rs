@@ -91,17 +91,16 @@ pub(crate) fn spawn_workers(
     (0..num_threads)
         .map(|index| {
             let envs = Arc::clone(envs);
-            let jobs = channels.jobs.clone();
-            let completions = channels.completions.clone();
+            let channels = channels.clone_for_worker();
             let core = affinity_offset.and_then(|offset| cores.get((offset + index) % cores.len().max(1)).copied());
             std::thread::Builder::new().name(format!("torchwm-atari-{index}")).spawn(move || {
                 if let Some(core) = core {
                     core_affinity::set_for_current(core);
                 }
-                while let Ok(Job::Run { env_id, force_reset }) = jobs.recv() {
+                while let Ok(Job::Run { env_id, force_reset }) = channels.jobs.recv() {
                     let result = catch_unwind(AssertUnwindSafe(|| execute(&envs, env_id, force_reset, mode)))
                         .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))));
-                    if completions.send(Completion { env_id, result }).is_err() {
+                    if !channels.complete(Completion { env_id, result }) {
                         break;
                     }
                 }

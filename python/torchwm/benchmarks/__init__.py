@@ -1,0 +1,1 @@
+"""Throughput benchmarks behind ``torchwm bench``: measured side by side in one run, never in tests."""

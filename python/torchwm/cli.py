@@ -1,0 +1,164 @@
+"""The ``torchwm`` command: ``torchwm rollout`` (a quick random Atari rollout) and ``torchwm bench``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def rollout(args: argparse.Namespace) -> int:
+    """Random actions in a torchwm AtariVectorEnv; prints steps/s and emulator frames/s."""
+    from torchwm import AtariVectorEnv
+
+    env = AtariVectorEnv(args.game, args.num_envs)
+    try:
+        env.reset(seed=args.seed)
+        rng = np.random.default_rng(args.seed)
+        episodes = 0
+        score = np.zeros(args.num_envs, dtype=np.int64)
+        returns: list[int] = []
+        start = time.perf_counter()
+        for _ in range(args.steps):
+            _, rewards, terms, truncs, _ = env.step(rng.integers(0, env.single_action_space.n, args.num_envs))
+            score += rewards
+            for i in np.flatnonzero(terms | truncs):
+                returns.append(int(score[i]))
+                score[i] = 0
+                episodes += 1
+        elapsed = time.perf_counter() - start
+    finally:
+        env.close()
+    steps = args.steps * args.num_envs
+    print(f"torchwm {args.game}: {args.num_envs} envs x {args.steps} steps in {elapsed:.2f}s")
+    print(f"  {steps / elapsed:,.0f} env steps/s, {steps * 4 / elapsed:,.0f} emulator frames/s")
+    if returns:
+        print(f"  {episodes} episodes finished, mean clipped return {np.mean(returns):.1f}")
+    return 0
+
+
+def _format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
+    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)) for r in rows]
+    return "\n".join(lines)
+
+
+def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot (pip install 'torchwm[bench]')", file=sys.stderr)
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    backends = sorted({r["backend"] for r in results if r["mode"] == "sync"})
+    for backend in backends:
+        points = sorted((r["num_envs"], r["steps_per_s"]) for r in results if r["backend"] == backend and r["mode"] == "sync")
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=backend)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("num_envs")
+    ax.set_ylabel("env steps / s")
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
+
+
+def bench(args: argparse.Namespace) -> int:
+    """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
+    from tqdm import tqdm
+
+    from torchwm.benchmarks import atari_bench
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cores": atari_bench.cpu_count()},
+        "settings": {"game": args.game, "seconds_per_point": args.seconds, "frameskip": 4, "obs": "84x84 gray, stack 4"},
+    }
+    if args.suite in ("atari", "all"):
+        backends = args.backends or atari_bench.available_backends()
+        unknown = set(backends) - set(atari_bench.BACKENDS)
+        if unknown:
+            raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(atari_bench.BACKENDS)}")
+        total = len(backends) * len(args.num_envs) + (2 if args.policy_ms > 0 else 0)
+        with tqdm(total=total, desc="atari", unit="run") as progress:
+            results, raw_fps = atari_bench.measure_all(
+                args.game, args.num_envs, backends, args.seconds, args.policy_ms, progress
+            )
+        rows = [r.to_dict() for r in results]
+        summary = atari_bench.summarize(results, raw_fps)
+        report["atari"] = {"results": rows, "summary": summary}
+        torchwm_rate = {r["num_envs"]: r["steps_per_s"] for r in rows if r["backend"] == "torchwm" and r["mode"] == "sync"}
+        for r in rows:
+            base = torchwm_rate.get(r["num_envs"])
+            r["torchwm_x"] = f"{base / r['steps_per_s']:.2f}" if base and r["mode"] == "sync" else ""
+            r["steps_per_s"] = round(r["steps_per_s"])
+            r["frames_per_s"] = round(r["frames_per_s"])
+        print()
+        print(_format_table(rows, ["backend", "mode", "num_envs", "steps_per_s", "frames_per_s", "torchwm_x"]))
+        print(f"\nraw single-thread emulator: {raw_fps:,.0f} frames/s; cores: {summary['cores']}")
+        for n, eff in summary["torchwm_frames_vs_cores_x_raw"].items():
+            print(f"torchwm x{n}: emulator frames/s = {eff:.2f} x (cores x raw single-thread)")
+        if _plot(report["atari"]["results"], out_dir / "atari_throughput.png", f"{args.game}: env steps/s (higher is better)"):
+            print(f"plot: {out_dir / 'atari_throughput.png'}")
+    if args.suite in ("process", "all"):
+        from torchwm.benchmarks.process_bench import run_process_benchmarks
+
+        process_rows = run_process_benchmarks(seconds=args.seconds)
+        report["process"] = process_rows
+        print()
+        print(_format_table(process_rows, sorted({k for r in process_rows for k in r})))
+    json_path = out_dir / "bench.json"
+    json_path.write_text(json.dumps(report, indent=2, default=str))
+    print(f"results: {json_path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="torchwm", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("rollout", help="random-action Atari rollout; prints frames/s")
+    p.add_argument("--game", default="breakout")
+    p.add_argument("--num-envs", type=int, default=8)
+    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(func=rollout)
+
+    p = sub.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
+    p.add_argument("--suite", choices=["atari", "process", "all"], default="atari")
+    p.add_argument("--game", default="breakout")
+    p.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16])
+    p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
+    p.add_argument("--seconds", type=float, default=3.0, help="measuring time per point")
+    p.add_argument("--policy-ms", type=float, default=2.0, help="simulated policy cost for the async test (0: skip)")
+    p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
+    p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
+    p.set_defaults(func=bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "quick", False):
+        args.num_envs = [8]
+        args.seconds = 1.0
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
