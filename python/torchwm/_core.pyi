@@ -1,7 +1,7 @@
 """Type stubs for torchwm._core, the Rust extension (pyo3). Checked with mypy.stubtest."""
 
 from os import PathLike
-from typing import Any
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
@@ -17,8 +17,10 @@ def is_supported_rom(path: str | PathLike[str]) -> bool: ...
 def set_log_level(level: int) -> None: ...
 def emulator_frames_per_second(rom_path: str | PathLike[str], frames: int, seed: int = 0) -> float: ...
 
+@final
 class AleState: ...
 
+@final
 class Ale:
     def __new__(cls) -> Ale: ...
     def set_int(self, key: str, value: int) -> None: ...
@@ -54,6 +56,7 @@ class Ale:
     def clone_state(self, include_rng: bool = False) -> AleState: ...
     def restore_state(self, state: AleState) -> None: ...
 
+@final
 class AtariVectorCore:
     def __new__(
         cls,

@@ -15,6 +15,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ALE_VERSION", "0.12.1")?;
     errors::register(m)?;
     m.add_class::<ale::Ale>()?;
+    m.add_class::<ale::AleState>()?;
     m.add_class::<vector::AtariVectorCore>()?;
     m.add_function(wrap_pyfunction!(ale::is_supported_rom, m)?)?;
     m.add_function(wrap_pyfunction!(ale::set_log_level, m)?)?;

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs torchwm with its test extras into a fresh virtualenv (building the Rust core and ALE from
+# source), then runs every check: cargo test, a smoke run of the bench command, the stub check, a
+# wheel built with `maturin build --release` installed into a second fresh virtualenv, and pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+venv="${TORCHWM_TEST_VENV:-$root/.venv-test}"
+wheel_venv="$root/.venv-wheel"
+
+python3 -m venv --clear "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+echo "== pip install .[test] (builds the extension)"
+"$venv/bin/python" -m pip install --quiet ".[test]"
+
+# The Rust tests and benches find ROMs here (no Python is linked into them).
+TORCHWM_ROM_DIR="$("$venv/bin/python" -c 'import ale_py.roms, pathlib; print(pathlib.Path(ale_py.roms.__file__).parent)')"
+export TORCHWM_ROM_DIR
+
+echo "== cargo test (no Python)"
+cargo test --release --quiet
+
+echo "== torchwm bench smoke run"
+"$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
+
+echo "== stubtest torchwm._core"
+"$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
+
+echo "== wheel: maturin build --release, installed into a fresh virtualenv"
+"$venv/bin/python" -m pip install --quiet "maturin>=1.7,<2"
+rm -rf "$root/dist"
+"$venv/bin/maturin" build --release --quiet --out "$root/dist"
+python3 -m venv --clear "$wheel_venv"
+"$wheel_venv/bin/python" -m pip install --quiet "$root"/dist/torchwm-*.whl
+(cd / && "$wheel_venv/bin/python" -c "import torchwm, numpy as np; e = torchwm.AtariVectorEnv('pong', 2); e.reset(seed=0); e.step(np.zeros(2, dtype=np.int64)); e.close(); print('wheel OK', torchwm.__version__)")
+
+echo "== pytest"
+"$venv/bin/python" -m pytest -q
