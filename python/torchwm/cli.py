@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16])
     p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
     p.add_argument("--seconds", type=float, default=3.0, help="measuring time per point")
-    p.add_argument("--policy-ms", type=float, default=2.0, help="simulated policy cost for the async test (0: skip)")
+    p.add_argument("--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)")
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
     p.set_defaults(func=bench)
