@@ -1,7 +1,9 @@
 //! The jobs workers take, and the completions they report, over lock-free crossbeam channels.
 //!
-//! Completions wake the waiting caller once per batch, not once per env: on a machine with as many
-//! cores as workers, each extra wake-up of the caller's thread preempts a worker mid-emulation.
+//! The caller does not sleep while its batch is stepped: it takes queued jobs itself, like one more
+//! worker (so sync mode needs one thread fewer, and no wake-up of the caller between its jobs). When
+//! no job is left it waits for the workers' last completions, and they wake it once per batch, not
+//! once per env: each extra wake-up on a small machine preempts a worker mid-emulation.
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -34,7 +36,10 @@ struct Waiter {
 
 pub(crate) struct ActionQueue {
     pub jobs: Sender<Job>,
+    /// The caller's own handle on the job queue, to run jobs while it waits.
+    job_receiver: Receiver<Job>,
     completions: Receiver<Completion>,
+    completion_sender: Sender<Completion>,
     waiter: Arc<Waiter>,
     // Only the caller parks (under `&mut` of the env); the Mutex just makes the queue `Sync`.
     parker: Mutex<Parker>,
@@ -64,8 +69,31 @@ impl WorkerChannels {
 }
 
 impl ActionQueue {
-    /// Blocks until `count` completions are ready and returns them in arrival order.
-    pub fn wait_for(&self, count: usize) -> Result<Vec<Completion>> {
+    /// Runs queued jobs with `run` on the calling thread, then waits until `count` completions are
+    /// ready, and returns them in arrival order.
+    pub fn wait_for(&self, count: usize, run: impl Fn(usize, bool) -> Result<()>) -> Result<Vec<Completion>> {
+        while self.completions.len() < count {
+            match self.job_receiver.try_recv() {
+                Ok(Job::Run { env_id, force_reset }) => {
+                    let result = run(env_id, force_reset);
+                    self.completion_sender
+                        .send(Completion { env_id, result })
+                        .map_err(|_| Error::WorkerPanic("completion queue closed".into()))?;
+                }
+                // Stop jobs are for the workers; the caller never queues one while it waits.
+                Ok(Job::Stop) => {
+                    let _ = self.jobs.send(Job::Stop);
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        // Workers are finishing the last jobs: spin (yielding the core) for about their length
+        // before sleeping, since a wake-up from sleep costs as much again.
+        let spin_until = std::time::Instant::now() + Duration::from_micros(SPIN_MICROS);
+        while self.completions.len() < count && std::time::Instant::now() < spin_until {
+            std::thread::yield_now();
+        }
         let parker = self.parker.lock().map_err(|_| Error::WorkerPanic("completion queue poisoned".into()))?;
         while self.completions.len() < count {
             self.waiter.needed.store(count, Ordering::SeqCst);
@@ -88,6 +116,9 @@ impl ActionQueue {
     }
 }
 
+/// How long the caller spins for the workers' last completions before it sleeps (about one env step).
+const SPIN_MICROS: u64 = 500;
+
 /// Channels for `num_envs` envs: at most one job per env is in flight, so `num_envs` (plus one stop
 /// per worker) bounds the job queue and `send` never blocks.
 pub(crate) fn action_queue(num_envs: usize, num_workers: usize) -> (ActionQueue, WorkerChannels) {
@@ -96,7 +127,14 @@ pub(crate) fn action_queue(num_envs: usize, num_workers: usize) -> (ActionQueue,
     let parker = Parker::new();
     let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });
     (
-        ActionQueue { jobs: job_tx, completions: done_rx, waiter: Arc::clone(&waiter), parker: Mutex::new(parker) },
+        ActionQueue {
+            jobs: job_tx,
+            job_receiver: job_rx.clone(),
+            completions: done_rx,
+            completion_sender: done_tx.clone(),
+            waiter: Arc::clone(&waiter),
+            parker: Mutex::new(parker),
+        },
         WorkerChannels { jobs: job_rx, completions: done_tx, waiter },
     )
 }

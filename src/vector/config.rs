@@ -18,7 +18,9 @@ pub struct VectorConfig {
     pub num_envs: usize,
     /// Envs per batch returned by `recv`; 0 means `num_envs` (synchronous, ordered by env id).
     pub batch_size: usize,
-    /// Worker threads; 0 means `min(batch_size, available cores)`.
+    /// Worker threads; 0 picks: in sync mode one fewer than the available cores (the caller's thread
+    /// steps envs too while it waits), in async mode `min(batch_size, cores)` (the caller is busy with
+    /// its policy while envs step).
     pub num_threads: usize,
     /// Pin worker `i` to core `(offset + i) % cores`; `None` leaves scheduling to the OS.
     pub thread_affinity_offset: Option<usize>,
@@ -49,7 +51,11 @@ impl VectorConfig {
 
     pub fn effective_num_threads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let wanted = if self.num_threads == 0 { self.effective_batch_size() } else { self.num_threads };
+        let wanted = match self.num_threads {
+            0 if self.effective_batch_size() == self.num_envs => cores.saturating_sub(1),
+            0 => self.effective_batch_size(),
+            n => n,
+        };
         wanted.min(cores).min(self.num_envs).max(1)
     }
 

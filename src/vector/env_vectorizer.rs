@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use super::action_queue::{action_queue, ActionQueue, Job};
 use super::config::{AutoresetMode, VectorConfig};
 use super::result_staging::BatchResult;
-use super::worker::{spawn_workers, EnvSlot, SharedEnvs};
+use super::worker::{run_job, spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
 use crate::ffi::fork_generation;
@@ -232,11 +232,11 @@ impl AtariVectorEnv {
             self.workers.clear();
             return;
         }
+        // Jobs still in flight finish before the workers take their Stop.
+        self.drain();
         for _ in 0..self.workers.len() {
             let _ = self.queue.jobs.send(Job::Stop);
         }
-        // Jobs still in flight finish before the workers take their Stop.
-        self.drain();
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
@@ -256,8 +256,14 @@ impl AtariVectorEnv {
 
     /// Waits for every queued job and discards the results.
     fn drain(&mut self) {
-        let _ = self.queue.wait_for(self.in_flight);
+        let _ = self.wait_for(self.in_flight);
         self.in_flight = 0;
+    }
+
+    /// Waits for `count` completions, running queued jobs on this thread meanwhile.
+    fn wait_for(&self, count: usize) -> Result<Vec<super::action_queue::Completion>> {
+        let (envs, mode) = (&self.envs, self.config.autoreset_mode);
+        self.queue.wait_for(count, |env_id, force_reset| run_job(envs, env_id, force_reset, mode))
     }
 
     /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
@@ -265,7 +271,7 @@ impl AtariVectorEnv {
     fn collect(&mut self, count: usize) -> Result<Vec<usize>> {
         let mut env_ids = Vec::with_capacity(count);
         let mut first_error = None;
-        let completions = self.queue.wait_for(count)?;
+        let completions = self.wait_for(count)?;
         self.in_flight -= count;
         for completion in completions {
             if let Err(error) = completion.result {

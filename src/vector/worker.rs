@@ -75,6 +75,12 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
+/// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).
+pub(crate) fn run_job(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
+    catch_unwind(AssertUnwindSafe(|| execute(envs, env_id, force_reset, mode)))
+        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))))
+}
+
 fn execute(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
     let mut slot = envs[env_id].lock().map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
     slot.run(force_reset, mode)
@@ -98,8 +104,7 @@ pub(crate) fn spawn_workers(
                     core_affinity::set_for_current(core);
                 }
                 while let Ok(Job::Run { env_id, force_reset }) = channels.jobs.recv() {
-                    let result = catch_unwind(AssertUnwindSafe(|| execute(&envs, env_id, force_reset, mode)))
-                        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))));
+                    let result = run_job(&envs, env_id, force_reset, mode);
                     if !channels.complete(Completion { env_id, result }) {
                         break;
                     }
