@@ -87,17 +87,24 @@ def bench(args: argparse.Namespace) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "platform": platform.platform(), "cores": atari_bench.cpu_count()},
-        "settings": {"game": args.game, "seconds_per_point": args.seconds, "frameskip": 4, "obs": "84x84 gray, stack 4"},
+        "settings": {
+            "game": args.game,
+            "seconds_per_point": args.seconds,
+            "repeats": args.repeats,
+            "frameskip": 4,
+            "obs": "84x84 gray, stack 4",
+            "policy_ms": args.policy_ms,
+        },
     }
     if args.suite in ("atari", "all"):
         backends = args.backends or atari_bench.available_backends()
         unknown = set(backends) - set(atari_bench.BACKENDS)
         if unknown:
             raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(atari_bench.BACKENDS)}")
-        total = len(backends) * len(args.num_envs) + (2 if args.policy_ms > 0 else 0)
+        total = (len(backends) * len(args.num_envs) + (2 if args.policy_ms > 0 else 0)) * args.repeats
         with tqdm(total=total, desc="atari", unit="run") as progress:
             results, raw_fps = atari_bench.measure_all(
-                args.game, args.num_envs, backends, args.seconds, args.policy_ms, progress
+                args.game, args.num_envs, backends, args.seconds, args.policy_ms, progress, args.repeats
             )
         rows = [r.to_dict() for r in results]
         summary = atari_bench.summarize(results, raw_fps)
@@ -144,7 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--game", default="breakout")
     p.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16])
     p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
-    p.add_argument("--seconds", type=float, default=3.0, help="measuring time per point")
+    p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
+    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats; the median is reported")
     p.add_argument("--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)")
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
@@ -157,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "quick", False):
         args.num_envs = [8]
         args.seconds = 1.0
+        args.repeats = 1
     return int(args.func(args))
 
 

@@ -69,10 +69,12 @@ impl WorkerChannels {
 }
 
 impl ActionQueue {
-    /// Runs queued jobs with `run` on the calling thread, then waits until `count` completions are
-    /// ready, and returns them in arrival order.
-    pub fn wait_for(&self, count: usize, run: impl Fn(usize, bool) -> Result<()>) -> Result<Vec<Completion>> {
-        while self.completions.len() < count {
+    /// Waits until `count` completions are ready and returns them in arrival order. With `help`, the
+    /// calling thread first runs queued jobs itself with `run`, and spins briefly before sleeping (for
+    /// sync mode, where the workers leave a core to the caller); without it, it just sleeps (async
+    /// mode, where every core has a worker).
+    pub fn wait_for(&self, count: usize, help: bool, run: impl Fn(usize, bool) -> Result<()>) -> Result<Vec<Completion>> {
+        while help && self.completions.len() < count {
             match self.job_receiver.try_recv() {
                 Ok(Job::Run { env_id, force_reset }) => {
                     let result = run(env_id, force_reset);
@@ -90,7 +92,7 @@ impl ActionQueue {
         }
         // Workers are finishing the last jobs: spin (yielding the core) for about their length
         // before sleeping, since a wake-up from sleep costs as much again.
-        let spin_until = std::time::Instant::now() + Duration::from_micros(SPIN_MICROS);
+        let spin_until = std::time::Instant::now() + Duration::from_micros(if help { SPIN_MICROS } else { 0 });
         while self.completions.len() < count && std::time::Instant::now() < spin_until {
             std::thread::yield_now();
         }

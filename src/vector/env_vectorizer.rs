@@ -193,10 +193,18 @@ impl AtariVectorEnv {
             return Err(Error::InvalidArgument(format!("paddle strengths must be finite, got {bad}")));
         }
         let env_ids = self.last_env_ids.take().expect("checked above");
+        // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
+        // long, and starting it first keeps the other threads from idling at the end of the batch.
+        let mut resets_first = Vec::with_capacity(env_ids.len());
+        let mut steps = Vec::with_capacity(env_ids.len());
         for ((&env_id, &action), &strength) in env_ids.iter().zip(action_indices).zip(paddle_strengths) {
-            self.lock_env(env_id)?.env.set_action(action as usize, strength)?;
+            let mut slot = self.lock_env(env_id)?;
+            slot.env.set_action(action as usize, strength)?;
+            let resets = self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over();
+            if resets { resets_first.push(env_id) } else { steps.push(env_id) }
         }
-        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: false }))
+        resets_first.extend(steps);
+        self.enqueue(resets_first.into_iter().map(|env_id| Job::Run { env_id, force_reset: false }))
     }
 
     /// Waits for the next batch: all envs in env-id order in sync mode, otherwise the first
@@ -256,14 +264,14 @@ impl AtariVectorEnv {
 
     /// Waits for every queued job and discards the results.
     fn drain(&mut self) {
-        let _ = self.wait_for(self.in_flight);
+        let _ = self.wait_for(self.in_flight, true);
         self.in_flight = 0;
     }
 
-    /// Waits for `count` completions, running queued jobs on this thread meanwhile.
-    fn wait_for(&self, count: usize) -> Result<Vec<super::action_queue::Completion>> {
+    /// Waits for `count` completions; with `help`, runs queued jobs on this thread meanwhile.
+    fn wait_for(&self, count: usize, help: bool) -> Result<Vec<super::action_queue::Completion>> {
         let (envs, mode) = (&self.envs, self.config.autoreset_mode);
-        self.queue.wait_for(count, |env_id, force_reset| run_job(envs, env_id, force_reset, mode))
+        self.queue.wait_for(count, help, |env_id, force_reset| run_job(envs, env_id, force_reset, mode))
     }
 
     /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
@@ -271,7 +279,8 @@ impl AtariVectorEnv {
     fn collect(&mut self, count: usize) -> Result<Vec<usize>> {
         let mut env_ids = Vec::with_capacity(count);
         let mut first_error = None;
-        let completions = self.wait_for(count)?;
+        // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
+        let completions = self.wait_for(count, self.batch_size == self.config.num_envs)?;
         self.in_flight -= count;
         for completion in completions {
             if let Err(error) = completion.result {

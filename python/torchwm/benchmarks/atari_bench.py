@@ -192,19 +192,29 @@ def measure_all(
     seconds: float,
     policy_ms: float,
     progress: Any = None,
+    repeats: int = 1,
 ) -> tuple[list[AtariResult], float]:
-    """Runs every backend at every num_envs (interleaved, so drifting machine load hits all alike)."""
-    raw_fps = raw_emulator_frames_per_second(game)
-    results = []
-    for num_envs in num_envs_list:
-        for backend in backends:
+    """Runs every backend at every num_envs, ``repeats`` times, interleaved so that drifting machine
+    load hits all backends alike, and keeps the median of each point."""
+    raw_rates = [raw_emulator_frames_per_second(game)]
+    samples: dict[tuple[str, int, str], list[AtariResult]] = {}
+    for _ in range(repeats):
+        for num_envs in num_envs_list:
+            for backend in backends:
+                if progress is not None:
+                    progress.set_postfix_str(f"{backend} x{num_envs}")
+                result = measure_backend(backend, game, num_envs, seconds)
+                samples.setdefault((backend, num_envs, result.mode), []).append(result)
+                if progress is not None:
+                    progress.update(1)
+        if policy_ms > 0:
+            overlap_envs = 8 if 8 in num_envs_list else max(num_envs_list)
+            for result in measure_async_overlap(game, overlap_envs, seconds, policy_ms):
+                samples.setdefault((result.backend, result.num_envs, result.mode), []).append(result)
             if progress is not None:
-                progress.set_postfix_str(f"{backend} x{num_envs}")
-            results.append(measure_backend(backend, game, num_envs, seconds))
-            if progress is not None:
-                progress.update(1)
-    if policy_ms > 0:
-        results += measure_async_overlap(game, max(num_envs_list), seconds, policy_ms)
-        if progress is not None:
-            progress.update(2)
-    return results, raw_fps
+                progress.update(2)
+        raw_rates.append(raw_emulator_frames_per_second(game))
+    results = [
+        sorted(runs, key=lambda r: r.steps_per_s)[len(runs) // 2] for runs in samples.values()
+    ]
+    return results, float(np.median(raw_rates))
