@@ -58,7 +58,7 @@ def test_async_send_recv_returns_first_ready_envs() -> None:
         assert obs.shape[0] == 2 and len(set(info["env_id"].tolist())) == 2
         seen = set()
         # A seeded reset reloads the ROM, which is slow: the other envs cycle meanwhile.
-        for _ in range(500):
+        for _ in range(5000):
             if seen == set(range(6)):
                 break
             env.send(np.zeros(2, dtype=np.int64))
