@@ -70,8 +70,9 @@ fn horizontal_pass_any(row: &[f32], axis: &AreaAxis, channels: usize, out: &mut 
 enum Method {
     Copy,
     AreaFast { scale_x: usize, scale_y: usize },
-    /// `rows` caches the horizontal pass of every source row: OpenCV recomputes a source row for each
-    /// destination row it touches, with identical results, so computing it once changes no bit.
+    /// `rows` is a ring of the horizontal passes of the last source rows (as many as one destination
+    /// row spans): OpenCV recomputes a source row for each destination row it touches, with identical
+    /// results, so computing it once changes no bit; the ring keeps the working set small.
     /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
     Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
     Linear { xofs: Vec<usize>, xw: Vec<[i32; 2]>, yofs: Vec<usize>, yw: Vec<[i32; 2]>, rows: [Vec<i32>; 2] },
@@ -164,10 +165,11 @@ impl Resizer {
             if (scale_x - ix).abs() < f64::EPSILON && (scale_y - iy).abs() < f64::EPSILON {
                 Method::AreaFast { scale_x: ix as usize, scale_y: iy as usize }
             } else {
+                let y_axis = area_axis(src_h, dst_h, scale_y);
                 Method::Area {
                     x: area_axis(src_w, dst_w, scale_x),
-                    y: area_axis(src_h, dst_h, scale_y),
-                    rows: vec![0.0; src_h * dst_w * channels],
+                    rows: vec![0.0; y_axis.max_taps.max(1) * dst_w * channels],
+                    y: y_axis,
                     sum: vec![0.0; dst_w * channels],
                     row_f32: vec![0.0; (src_w + MAX_FIXED_TAPS) * channels],
                 }
@@ -216,8 +218,14 @@ impl Resizer {
             }
             Method::Area { x, y, rows, sum, row_f32 } => {
                 let width = dst_w * cn;
-                // Horizontal pass, once per source row.
-                for (src_row, out_row) in src.chunks_exact(src_w * cn).zip(rows.chunks_exact_mut(width)) {
+                let ring = rows.len() / width;
+                let mut next_dy = 0;
+                for (sy, src_row) in src.chunks_exact(src_w * cn).enumerate() {
+                    if next_dy == self.dst_h {
+                        break;
+                    }
+                    // Horizontal pass of source row `sy`, into its slot of the ring of recent rows.
+                    let out_row = &mut rows[(sy % ring) * width..(sy % ring + 1) * width];
                     for (f, &v) in row_f32.iter_mut().zip(src_row) {
                         *f = v as f32;
                     }
@@ -232,19 +240,21 @@ impl Resizer {
                         (4, 3) => horizontal_pass::<4, 3>(row_f32, x, out_row),
                         _ => horizontal_pass_any(row_f32, x, cn, out_row),
                     }
-                }
-                // Vertical pass: each destination row sums its source rows' weighted passes, in order.
-                for ((&first, weights), out) in y.first.iter().zip(&y.weights).zip(dst.chunks_exact_mut(width)) {
-                    let acc = &mut sum[..];
-                    acc.fill(0.0);
-                    for (k, &beta) in weights.iter().enumerate() {
-                        let row = &rows[(first + k) * width..(first + k + 1) * width];
-                        for (a, &r) in acc.iter_mut().zip(row) {
-                            *a += beta * r;
+                    // Vertical pass of every destination row whose last source row this is: its
+                    // source rows' passes weighted and summed in order.
+                    while next_dy < self.dst_h && y.first[next_dy] + y.weights[next_dy].len() - 1 == sy {
+                        let (first, weights) = (y.first[next_dy], &y.weights[next_dy]);
+                        sum.fill(0.0);
+                        for (k, &beta) in weights.iter().enumerate() {
+                            let slot = (first + k) % ring;
+                            for (a, &r) in sum.iter_mut().zip(&rows[slot * width..(slot + 1) * width]) {
+                                *a += beta * r;
+                            }
                         }
-                    }
-                    for (o, &a) in out.iter_mut().zip(acc.iter()) {
-                        *o = saturate_u8(a);
+                        for (o, &a) in dst[next_dy * width..(next_dy + 1) * width].iter_mut().zip(sum.iter()) {
+                            *o = saturate_u8(a);
+                        }
+                        next_dy += 1;
                     }
                 }
             }
