@@ -16,7 +16,7 @@ import numpy as np
 
 from torchwm import _core
 from torchwm._rom import rom_path
-from torchwm.benchmarks.timing import async_steps_per_second, steps_per_second
+from torchwm.benchmarks.timing import steps_per_second
 
 
 @dataclass
@@ -132,29 +132,19 @@ def _busy_policy(milliseconds: float) -> Callable[[], None]:
     return policy
 
 
-def measure_async_overlap(
-    game: str, num_envs: int, seconds: float, policy_ms: float
-) -> list[AtariResult]:
+def measure_async_overlap(game: str, num_envs: int, seconds: float, policy_ms: float) -> list[AtariResult]:
     """torchwm sync (policy then step) against async halves (policy on one half while the other steps)."""
     policy = _busy_policy(policy_ms)
-    results = []
-    env = _torchwm(game, num_envs)
-    try:
-        rate = steps_per_second(
-            env, seconds, batch_size=num_envs, num_actions=int(env.single_action_space.n), policy=policy
-        )
-    finally:
-        env.close()
-    results.append(AtariResult("torchwm", num_envs, rate, rate * FRAMESKIP, mode=f"sync+policy{policy_ms:g}ms"))
     half = max(1, num_envs // 2)
-    env = _torchwm(game, num_envs, batch_size=half)
-    try:
-        rate = async_steps_per_second(
-            env, seconds, batch_size=half, num_actions=int(env.single_action_space.n), policy=policy
-        )
-    finally:
-        env.close()
-    results.append(AtariResult("torchwm", num_envs, rate, rate * FRAMESKIP, mode=f"async{half}+policy{policy_ms:g}ms"))
+    results = []
+    for batch_size, mode in ((num_envs, "sync"), (half, f"async{half}")):
+        env = _torchwm(game, num_envs, batch_size=batch_size)
+        try:
+            num_actions = int(env.single_action_space.n)
+            rate = steps_per_second(env, seconds, batch_size=batch_size, num_actions=num_actions, policy=policy)
+        finally:
+            env.close()
+        results.append(AtariResult("torchwm", num_envs, rate, rate * FRAMESKIP, mode=f"{mode}+policy{policy_ms:g}ms"))
     return results
 
 

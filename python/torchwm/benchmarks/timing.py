@@ -22,7 +22,9 @@ def steps_per_second(
     """Env steps per second (one env stepping once counts one) of ``env.step`` with random actions.
 
     ``policy`` is called before each step to stand for the agent's own work (as a real training loop
-    would). Actions are drawn ahead of time so their cost is not counted.
+    would). Actions are drawn ahead of time so their cost is not counted. For an async torchwm env
+    (``batch_size < num_envs``) ``step`` is ``send`` + ``recv``, so the policy runs while the envs
+    not in the batch keep stepping.
     """
     rng = np.random.default_rng(seed)
     actions = rng.integers(0, num_actions, size=(256, batch_size), dtype=np.int64)
@@ -36,32 +38,6 @@ def steps_per_second(
         if policy is not None:
             policy()
         env.step(actions[steps % 256])
-        steps += 1
-        now = time.perf_counter()
-        if now >= deadline:
-            return steps * batch_size / (now - start)
-
-
-def async_steps_per_second(
-    env: Any,
-    seconds: float,
-    *,
-    batch_size: int,
-    num_actions: int,
-    policy: Callable[[], None],
-    seed: int = 0,
-) -> float:
-    """Env steps per second of the send/recv loop: the policy works on one batch while the rest step."""
-    rng = np.random.default_rng(seed)
-    actions = rng.integers(0, num_actions, size=(256, batch_size), dtype=np.int64)
-    env.reset(seed=seed)
-    steps = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while True:
-        policy()
-        env.send(actions[steps % 256])
-        env.recv()
         steps += 1
         now = time.perf_counter()
         if now >= deadline:
