@@ -2,12 +2,16 @@
 
 - :class:`AtariVectorEnv` / :func:`make_atari_vector_env`: Atari (ALE 0.12.1) stepped by Rust threads,
   a drop-in for ``ale_py.vector_env.AtariVectorEnv``; gymnasium ids ``TorchWM/<Game>-v5``.
+- :class:`TorchVectorizedEnv`: worker processes for any Gym-like env factory.
+- :func:`make_env`: envs whose observation is their real rendered frame at a chosen size.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from torchwm._core import AleError, EnvStateError, TorchwmError, WorkerError
 from torchwm.atari import AtariVectorEnv, make_atari_vector_env
+from torchwm.envs import make_env
+from torchwm.vector import SubEnvError, TorchVectorizedEnv, WorkerCrashedError
 from torchwm.registration import register_atari_envs
 
 try:
@@ -21,8 +25,12 @@ __all__ = [
     "AleError",
     "AtariVectorEnv",
     "EnvStateError",
+    "SubEnvError",
+    "TorchVectorizedEnv",
     "TorchwmError",
+    "WorkerCrashedError",
     "WorkerError",
     "__version__",
     "make_atari_vector_env",
+    "make_env",
 ]

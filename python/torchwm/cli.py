@@ -79,7 +79,7 @@ def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
 
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]
 
     from torchwm.benchmarks import atari_bench
 
@@ -128,7 +128,7 @@ def bench(args: argparse.Namespace) -> int:
         process_rows = run_process_benchmarks(seconds=args.seconds)
         report["process"] = process_rows
         print()
-        print(_format_table(process_rows, sorted({k for r in process_rows for k in r})))
+        print(_format_table(process_rows, ["case", "backend", "num_envs", "steps_per_s", "torchwm_x"]))
     json_path = out_dir / "bench.json"
     json_path.write_text(json.dumps(report, indent=2, default=str))
     print(f"results: {json_path}")

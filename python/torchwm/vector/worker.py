@@ -1,0 +1,140 @@
+"""The worker process: runs ``envs_per_worker`` envs in a loop, one message per step for all of them.
+
+Observations go straight into shared memory (views made once); only actions, rewards, flags and
+non-empty infos cross the pipe. Every exception is caught and sent back with its traceback.
+"""
+
+from __future__ import annotations
+
+import traceback
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import concatenate, read_from_shared_memory
+
+from torchwm.vector.old_api import adapt
+from torchwm.vector.shared_views import slice_views
+
+
+def _make_envs(factories: list[Any]) -> list[Any]:
+    import cloudpickle
+
+    envs = []
+    for factory in factories:
+        if isinstance(factory, bytes):
+            factory = cloudpickle.loads(factory)
+        envs.append(adapt(factory()))
+    return envs
+
+
+def worker_main(
+    worker_index: int,
+    first_env: int,
+    factories: list[Any],
+    pipe: Any,
+    parent_pipe: Any,
+    shared_memory: Any,
+    observation_space: Any,
+    total_envs: int,
+    autoreset_mode: AutoresetMode,
+) -> None:
+    """Entry point of one worker process (``first_env`` is its first env's global index)."""
+    if parent_pipe is not None:
+        parent_pipe.close()
+    envs: list[Any] = []
+    current = first_env
+    try:
+        envs = _make_envs(factories)
+        pipe.send(("ready", [(env.observation_space, env.action_space) for env in envs]))
+        views = None
+        if shared_memory is not None:
+            all_views = read_from_shared_memory(observation_space, shared_memory, n=total_envs)
+            views = slice_views(all_views, first_env, first_env + len(envs))
+        count = len(envs)
+        autoreset = np.zeros(count, dtype=bool)
+        observations: list[Any] = [None] * count
+        while True:
+            command, data = pipe.recv()
+            if command == "reset":
+                seeds, options, mask = data
+                infos = []
+                for i, env in enumerate(envs):
+                    current = first_env + i
+                    if mask is not None and not mask[i]:
+                        infos.append(None)
+                        continue
+                    observations[i], info = env.reset(seed=seeds[i], options=options)
+                    autoreset[i] = False
+                    infos.append([info] if info else [])
+                pipe.send(("ok", (_publish(observation_space, observations, views), infos)))
+            elif command == "step":
+                rewards = np.zeros(count, dtype=np.float64)
+                terminations = np.zeros(count, dtype=bool)
+                truncations = np.zeros(count, dtype=bool)
+                infos = []
+                for i, (env, action) in enumerate(zip(envs, data)):
+                    current = first_env + i
+                    added: list[dict] = []
+                    if autoreset_mode == AutoresetMode.NEXT_STEP and autoreset[i]:
+                        observations[i], info = env.reset()
+                    else:
+                        observations[i], rewards[i], terminations[i], truncations[i], info = env.step(action)
+                        if autoreset_mode == AutoresetMode.SAME_STEP and (terminations[i] or truncations[i]):
+                            added.append({"final_obs": observations[i], "final_info": info})
+                            observations[i], info = env.reset()
+                    if info:
+                        added.append(info)
+                    infos.append(added)
+                autoreset = terminations | truncations
+                payload = _publish(observation_space, observations, views)
+                pipe.send(("ok", (payload, rewards, terminations, truncations, infos)))
+            elif command == "call":
+                name, args, kwargs = data
+                results = []
+                for i, env in enumerate(envs):
+                    current = first_env + i
+                    attr = env.get_wrapper_attr(name)
+                    results.append(attr(*args, **kwargs) if callable(attr) else attr)
+                pipe.send(("ok", results))
+            elif command == "get_attr":
+                results = []
+                for i, env in enumerate(envs):
+                    current = first_env + i
+                    results.append(env.get_wrapper_attr(data))
+                pipe.send(("ok", results))
+            elif command == "set_attr":
+                name, values = data
+                for i, (env, value) in enumerate(zip(envs, values)):
+                    current = first_env + i
+                    env.set_wrapper_attr(name, value)
+                pipe.send(("ok", None))
+            elif command == "close":
+                break
+            else:
+                raise RuntimeError(f"unknown command {command!r}")
+    except (KeyboardInterrupt, EOFError, BrokenPipeError):
+        pass
+    except BaseException as error:  # report everything: the parent must never wait on a dead worker
+        try:
+            pipe.send(("error", (current, type(error).__name__, str(error), traceback.format_exc())))
+        except Exception:
+            pass
+    finally:
+        for env in envs:
+            try:
+                env.close()
+            except Exception:
+                pass
+        try:
+            pipe.close()
+        except Exception:
+            pass
+
+
+def _publish(space: Any, observations: list[Any], views: Any) -> Any:
+    """Writes observations into this worker's shared-memory rows, or returns them to be pickled."""
+    if views is None:
+        return observations
+    concatenate(space, observations, views)
+    return None
