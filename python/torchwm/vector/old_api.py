@@ -31,12 +31,15 @@ class OldApiAdapter(gym.Wrapper):
 
 
 def adapt(env: Any) -> gym.Env:
-    """Wraps ``env`` so it answers the 5-tuple API whichever API it speaks (new-API results pass through)."""
+    """``env`` itself when it is a gymnasium env (5-tuple API, no wrapper cost per step); otherwise
+    an adapter that answers the 5-tuple API whichever API the object speaks."""
+    if isinstance(env, gym.Env):
+        return env
     if not all(hasattr(env, name) for name in ("reset", "step", "observation_space", "action_space")):
         raise TypeError(
             f"the env factory returned {type(env).__name__}, which lacks reset/step/observation_space/action_space"
         )
-    return OldApiAdapter(env if isinstance(env, gym.Env) else _PlainEnv(env))
+    return OldApiAdapter(_PlainEnv(env))
 
 
 class _PlainEnv(gym.Env):

@@ -1,4 +1,4 @@
-"""Row slices of gymnasium's shared-memory observation buffers (nested Dict/Tuple spaces included)."""
+"""Row slices of batched (nested Dict/Tuple) arrays: shared-memory observation views, action batches."""
 
 from __future__ import annotations
 
@@ -15,4 +15,4 @@ def slice_views(views: Any, start: int, stop: int) -> Any:
         return tuple(slice_views(value, start, stop) for value in views)
     if isinstance(views, np.ndarray):
         return views[start:stop]
-    raise TypeError(f"cannot slice shared observations of type {type(views).__name__}")
+    raise TypeError(f"cannot slice a batch of type {type(views).__name__}")

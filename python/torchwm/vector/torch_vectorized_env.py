@@ -11,16 +11,16 @@ import multiprocessing as mp
 import weakref
 from collections.abc import Callable, Sequence
 from copy import deepcopy
-from multiprocessing.connection import wait
 from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory, iterate
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory
 from gymnasium.vector.utils import read_from_shared_memory
 
 from torchwm.vector.errors import SubEnvError, WorkerCrashedError
 from torchwm.vector.old_api import adapt
+from torchwm.vector.shared_views import slice_views
 from torchwm.vector.worker import worker_main
 
 # How long a worker may take to build its envs before construction fails.
@@ -119,6 +119,15 @@ class TorchVectorizedEnv(VectorEnv):
             self._observations = read_from_shared_memory(self.single_observation_space, self._shared, n=self.total_envs)
         else:
             self._observations = create_empty_array(self.single_observation_space, n=self.total_envs)
+        # Rewards, terminations and truncations of every env, written by the workers in place.
+        self._step_buffers = (
+            ctx.RawArray("d", self.total_envs),
+            ctx.RawArray("b", self.total_envs),
+            ctx.RawArray("b", self.total_envs),
+        )
+        self._rewards = np.frombuffer(self._step_buffers[0], dtype=np.float64)
+        self._terminations = np.frombuffer(self._step_buffers[1], dtype=np.bool_)
+        self._truncations = np.frombuffer(self._step_buffers[2], dtype=np.bool_)
         for w in range(self.num_workers):
             parent, child = ctx.Pipe()
             start = w * self.envs_per_worker
@@ -132,7 +141,9 @@ class TorchVectorizedEnv(VectorEnv):
                     child,
                     parent if context_name == "fork" else None,
                     self._shared,
+                    self._step_buffers,
                     self.single_observation_space,
+                    self.single_action_space,
                     self.total_envs,
                     mode,
                 ),
@@ -206,34 +217,26 @@ class TorchVectorizedEnv(VectorEnv):
     def _gather(self, command: str, timeout: float | None) -> list[Any]:
         """Every worker's reply to ``command``; raises (and shuts down) on an error or a dead worker."""
         self._waiting = command
-        pending = {w for w in range(self.num_workers) if self._replies[w] is None}
         deadline = None if timeout is None else _now() + timeout
-        while pending:
-            remaining = None if deadline is None else max(0.0, deadline - _now())
-            watched = {self._pipes[w]: w for w in pending}
-            watched.update({self._processes[w].sentinel: w for w in pending})
-            ready = wait(list(watched), timeout=remaining)
-            if not ready:
+        for w in range(self.num_workers):
+            if self._replies[w] is not None:
+                continue
+            pipe = self._pipes[w]
+            # A dead worker closes its end of the pipe, so recv() ends with EOFError instead of blocking.
+            if deadline is not None and not pipe.poll(max(0.0, deadline - _now())):
+                pending = sum(r is None for r in self._replies)
                 raise mp.TimeoutError(
-                    f"{command}: {len(pending)} worker(s) did not answer within {timeout} s; call again to keep waiting"
+                    f"{command}: {pending} worker(s) did not answer within {timeout} s; call again to keep waiting"
                 )
-            for obj in ready:
-                w = watched[obj]
-                if w not in pending:
-                    continue
-                pipe = self._pipes[w]
-                if obj is not pipe and not pipe.poll():
-                    self._crashed(w)
-                try:
-                    status, payload = pipe.recv()
-                except (EOFError, OSError):
-                    self._crashed(w)
-                if status == "error":
-                    env_index, exc_type, message, remote_tb = payload
-                    self.close(terminate=True)
-                    raise SubEnvError(env_index, exc_type, message, remote_tb)
-                self._replies[w] = payload
-                pending.discard(w)
+            try:
+                status, payload = pipe.recv()
+            except (EOFError, OSError):
+                self._crashed(w)
+            if status == "error":
+                env_index, exc_type, message, remote_tb = payload
+                self.close(terminate=True)
+                raise SubEnvError(env_index, exc_type, message, remote_tb)
+            self._replies[w] = payload
         replies, self._replies, self._waiting = self._replies, [None] * self.num_workers, None
         return replies
 
@@ -298,16 +301,15 @@ class TorchVectorizedEnv(VectorEnv):
 
     def step_async(self, actions: Any) -> None:
         """Sends ``actions`` (leading dimension ``total_envs``) to the workers and returns at once."""
-        leading = getattr(actions, "shape", None)
-        if leading is not None and (leading == () or leading[0] != self.total_envs):
-            raise ValueError(f"actions must have a leading dimension of total_envs={self.total_envs}, got shape {leading}")
-        try:
-            per_env = list(iterate(self.action_space, actions))
-        except Exception as error:
-            raise ValueError(f"actions do not fit the action space {self.action_space}: {error}") from error
-        if len(per_env) != self.total_envs:
-            raise ValueError(f"actions must hold total_envs={self.total_envs} actions, got {len(per_env)}")
-        self._send("step", self._split(per_env))
+        if not isinstance(actions, (dict, tuple)):
+            actions = np.asarray(actions)
+        _check_leading_dimension(actions, self.total_envs)
+        k = self.envs_per_worker
+        slices = [slice_views(actions, w * k, (w + 1) * k) for w in range(self.num_workers)]
+        if isinstance(actions, np.ndarray) and actions.dtype != object:
+            # Plain arrays travel as raw bytes: pickling a small ndarray costs more than the step of a cheap env.
+            slices = [(part.dtype.str, part.shape, part.tobytes()) for part in slices]
+        self._send("step", slices)
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the step sent by ``step_async``; ``mp.TimeoutError`` after ``timeout`` s (call again to wait more)."""
@@ -315,10 +317,8 @@ class TorchVectorizedEnv(VectorEnv):
             raise RuntimeError("step_wait() needs a pending step_async()")
         replies = self._gather("step", timeout)
         observations = self._read_observations([r[0] for r in replies])
-        rewards = np.concatenate([r[1] for r in replies])
-        terminations = np.concatenate([r[2] for r in replies])
-        truncations = np.concatenate([r[3] for r in replies])
-        return observations, rewards, terminations, truncations, self._batch_infos([r[4] for r in replies])
+        infos = self._batch_infos([r[1] or [] for r in replies])
+        return observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self.step_async(actions)
@@ -382,6 +382,20 @@ class TorchVectorizedEnv(VectorEnv):
             "done": torch.as_tensor(terminations | truncations),
             "info": infos,
         }
+
+
+def _check_leading_dimension(actions: Any, total_envs: int) -> None:
+    """Every array in (nested dict/tuple) ``actions`` must have ``total_envs`` rows."""
+    if isinstance(actions, dict):
+        for value in actions.values():
+            _check_leading_dimension(value, total_envs)
+    elif isinstance(actions, tuple):
+        for value in actions:
+            _check_leading_dimension(value, total_envs)
+    else:
+        shape = np.shape(actions)
+        if shape == () or shape[0] != total_envs:
+            raise ValueError(f"actions must have a leading dimension of total_envs={total_envs}, got shape {shape}")
 
 
 def _now() -> float:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from gymnasium.vector.utils import concatenate, read_from_shared_memory
+from gymnasium.vector.utils import batch_space, concatenate, iterate, read_from_shared_memory
 
 from torchwm.vector.old_api import adapt
 from torchwm.vector.shared_views import slice_views
@@ -35,11 +35,16 @@ def worker_main(
     pipe: Any,
     parent_pipe: Any,
     shared_memory: Any,
+    step_buffers: Any,
     observation_space: Any,
+    action_space: Any,
     total_envs: int,
     autoreset_mode: AutoresetMode,
 ) -> None:
-    """Entry point of one worker process (``first_env`` is its first env's global index)."""
+    """Entry point of one worker process (``first_env`` is its first env's global index).
+
+    ``step_buffers`` are shared (rewards, terminations, truncations) arrays for all envs; this
+    worker writes its rows. A step's reply carries only the infos, or None when all are empty."""
     if parent_pipe is not None:
         parent_pipe.close()
     envs: list[Any] = []
@@ -52,6 +57,11 @@ def worker_main(
             all_views = read_from_shared_memory(observation_space, shared_memory, n=total_envs)
             views = slice_views(all_views, first_env, first_env + len(envs))
         count = len(envs)
+        rows = slice(first_env, first_env + count)
+        rewards = np.frombuffer(step_buffers[0], dtype=np.float64)[rows]
+        terminations = np.frombuffer(step_buffers[1], dtype=np.bool_)[rows]
+        truncations = np.frombuffer(step_buffers[2], dtype=np.bool_)[rows]
+        worker_action_space = batch_space(action_space, count)
         autoreset = np.zeros(count, dtype=bool)
         observations: list[Any] = [None] * count
         while True:
@@ -69,15 +79,17 @@ def worker_main(
                     infos.append([info] if info else [])
                 pipe.send(("ok", (_publish(observation_space, observations, views), infos)))
             elif command == "step":
-                rewards = np.zeros(count, dtype=np.float64)
-                terminations = np.zeros(count, dtype=bool)
-                truncations = np.zeros(count, dtype=bool)
+                if isinstance(data, tuple) and len(data) == 3 and isinstance(data[2], bytes):
+                    dtype, shape, raw = data
+                    data = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape)
                 infos = []
-                for i, (env, action) in enumerate(zip(envs, data)):
+                any_info = False
+                for i, (env, action) in enumerate(zip(envs, iterate(worker_action_space, data))):
                     current = first_env + i
                     added: list[dict] = []
                     if autoreset_mode == AutoresetMode.NEXT_STEP and autoreset[i]:
                         observations[i], info = env.reset()
+                        rewards[i], terminations[i], truncations[i] = 0.0, False, False
                     else:
                         observations[i], rewards[i], terminations[i], truncations[i], info = env.step(action)
                         if autoreset_mode == AutoresetMode.SAME_STEP and (terminations[i] or truncations[i]):
@@ -85,10 +97,11 @@ def worker_main(
                             observations[i], info = env.reset()
                     if info:
                         added.append(info)
+                    any_info = any_info or bool(added)
                     infos.append(added)
                 autoreset = terminations | truncations
                 payload = _publish(observation_space, observations, views)
-                pipe.send(("ok", (payload, rewards, terminations, truncations, infos)))
+                pipe.send(("ok", (payload, infos if any_info else None)))
             elif command == "call":
                 name, args, kwargs = data
                 results = []
