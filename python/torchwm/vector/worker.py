@@ -6,6 +6,8 @@ non-empty infos cross the pipe. Every exception is caught and sent back with its
 
 from __future__ import annotations
 
+import os
+import time
 import traceback
 from typing import Any
 
@@ -15,6 +17,10 @@ from gymnasium.vector.utils import batch_space, concatenate, iterate, read_from_
 
 from torchwm.vector.old_api import adapt
 from torchwm.vector.shared_views import slice_views
+
+
+# How long an idle worker polls for the next command before it sleeps.
+SPIN_SECONDS = 0.0003
 
 
 def _make_envs(factories: list[Any]) -> list[Any]:
@@ -65,6 +71,11 @@ def worker_main(
         autoreset = np.zeros(count, dtype=bool)
         observations: list[Any] = [None] * count
         while True:
+            # Cheap envs answer faster than a sleeping process wakes up: poll (yielding the core to
+            # the parent) for a moment before sleeping on the pipe.
+            deadline = time.perf_counter() + SPIN_SECONDS
+            while not pipe.poll(0) and time.perf_counter() < deadline:
+                os.sched_yield()
             command, data = pipe.recv()
             if command == "reset":
                 seeds, options, mask = data
