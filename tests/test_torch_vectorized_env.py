@@ -263,3 +263,24 @@ def test_torch_batches() -> None:
         assert isinstance(first["obs"], torch.Tensor) and first["obs"].shape == (2, 4)
         out = env.step_batch(torch.zeros(2, dtype=torch.int64))
         assert set(out) == {"obs", "reward", "done", "info"} and out["done"].dtype == torch.bool
+
+
+def test_no_worker_outlives_the_interpreter() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium as gym\n"
+        "from torchwm import TorchVectorizedEnv\n"
+        "env = TorchVectorizedEnv(lambda: gym.make('CartPole-v1'), 2, 2)\n"
+        "env.reset()\n"
+        "print(' '.join(str(p.pid) for p in env._processes))\n"  # exits without close()
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in pids):
+        time.sleep(0.1)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in pids)
