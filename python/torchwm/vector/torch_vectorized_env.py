@@ -135,7 +135,6 @@ class TorchVectorizedEnv(VectorEnv):
                 target=worker_main,
                 name=f"torchwm-worker-{w}",
                 args=(
-                    w,
                     start,
                     payloads[start : start + self.envs_per_worker],
                     child,

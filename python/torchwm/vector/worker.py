@@ -35,7 +35,6 @@ def _make_envs(factories: list[Any]) -> list[Any]:
 
 
 def worker_main(
-    worker_index: int,
     first_env: int,
     factories: list[Any],
     pipe: Any,
