@@ -125,6 +125,8 @@ class TorchVectorizedEnv(VectorEnv):
             ctx.RawArray("b", self.total_envs),
             ctx.RawArray("b", self.total_envs),
         )
+        # Registered before any worker starts, so a failure half-way through still reaps the started ones.
+        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._pipes)
         self._rewards = np.frombuffer(self._step_buffers[0], dtype=np.float64)
         self._terminations = np.frombuffer(self._step_buffers[1], dtype=np.bool_)
         self._truncations = np.frombuffer(self._step_buffers[2], dtype=np.bool_)
@@ -153,7 +155,6 @@ class TorchVectorizedEnv(VectorEnv):
             self._processes.append(process)
             self._pipes.append(parent)
         self.closed = False
-        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._pipes)
         self._waiting: str | None = None
         self._replies: list[Any] = [None] * self.num_workers
         self._default_seed = seed
