@@ -163,6 +163,13 @@ def test_bad_constructor_arguments(kwargs: dict, match: str) -> None:
         torchwm.AtariVectorEnv("breakout", **kwargs)
 
 
+@pytest.mark.parametrize("seed", [-1, 2**31 - 1, "7", 1.5])
+def test_bad_seeds_are_rejected(env: torchwm.AtariVectorEnv, seed: object) -> None:
+    with pytest.raises((ValueError, TypeError), match="seed"):
+        env.reset(seed=seed)
+    env.reset(seed=np.arange(4))  # an array of seeds, one per env
+
+
 def test_unknown_game_lists_close_names() -> None:
     with pytest.raises(ValueError, match="breakout"):
         torchwm.AtariVectorEnv("breakuot")

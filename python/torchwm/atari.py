@@ -198,7 +198,7 @@ class AtariVectorEnv(VectorEnv):
         if seed is None:
             seeds = np.full(count, -1, dtype=np.int64)
         elif isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-            if not 0 <= int(seed) and int(seed) + count <= 2**31:
+            if not (0 <= int(seed) and int(seed) + count <= 2**31):
                 raise ValueError(f"seed must be in [0, 2**31 - num_envs], got {seed}")
             seeds = np.arange(int(seed), int(seed) + count, dtype=np.int64)
         elif isinstance(seed, np.ndarray):
