@@ -64,6 +64,7 @@ def _envpool(game: str, num_envs: int, **extra: Any) -> Any:
         noop_max=30,
         repeat_action_probability=0.0,
         use_fire_reset=True,
+        seed=0,
     )
 
 
@@ -93,11 +94,14 @@ BACKENDS: dict[str, Callable[..., Any]] = {
 
 
 def available_backends() -> list[str]:
-    """Backends that can run here: EnvPool only when installed."""
+    """Backends that can run here: EnvPool only when installed, gymnasium's AtariPreprocessing only
+    with OpenCV (both come with the ``bench`` extra)."""
     names = ["torchwm", "ale_py"]
     if importlib.util.find_spec("envpool") is not None:
         names.append("envpool")
-    return names + ["gym_sync", "gym_async"]
+    if importlib.util.find_spec("cv2") is not None:
+        names += ["gym_sync", "gym_async"]
+    return names
 
 
 def raw_emulator_frames_per_second(game: str, frames: int = 20_000) -> float:
@@ -111,14 +115,15 @@ def measure_backend(
     num_envs: int,
     seconds: float,
 ) -> AtariResult:
+    # Backends warn about things the benchmark does on purpose (EnvPool: reset(seed=) is ignored).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env = BACKENDS[backend](game, num_envs)
-    try:
-        num_actions = int(env.single_action_space.n)
-        rate = steps_per_second(env, seconds, batch_size=num_envs, num_actions=num_actions)
-    finally:
-        env.close()
+        try:
+            num_actions = int(env.single_action_space.n)
+            rate = steps_per_second(env, seconds, batch_size=num_envs, num_actions=num_actions)
+        finally:
+            env.close()
     return AtariResult(backend, num_envs, rate, rate * FRAMESKIP)
 
 
