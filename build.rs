@@ -128,28 +128,41 @@ fn cache_dir() -> Result<PathBuf, String> {
 }
 
 fn download(cache_dir: &Path) -> Result<(), String> {
-    let python = env::var("PYO3_PYTHON")
-        .or_else(|_| env::var("PYTHON_SYS_EXECUTABLE"))
-        .unwrap_or_else(|_| "python3".to_string());
-    // Download into a private directory first so an interrupted download never looks complete.
-    let staging = cache_dir.join(format!("download-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&staging);
-    let status = Command::new(&python)
-        .args(["-m", "pip", "download", "--no-deps", "--no-binary", "ale-py"])
-        .arg(format!("ale-py=={ALE_VERSION}"))
-        .arg("-d")
-        .arg(&staging)
-        .status()
-        .map_err(|e| format!("cannot run `{python} -m pip download`: {e}; {}", offline_hint()))?;
-    let fetched = staging.join(SDIST_NAME);
-    if !status.success() || !fetched.is_file() {
+    // Interpreters to try, in order. Under `pip install .` the build runs inside pip's isolated
+    // build environment, whose PYTHONPATH hides the interpreter's own pip: run pip without it.
+    let mut candidates: Vec<String> = ["PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"].iter().filter_map(|v| env::var(v).ok()).collect();
+    candidates.extend(["python3".to_string(), "python".to_string()]);
+    candidates.dedup();
+    let mut failures = Vec::new();
+    for python in &candidates {
+        // Download into a private directory first so an interrupted download never looks complete.
+        let staging = cache_dir.join(format!("download-{}", std::process::id()));
         let _ = fs::remove_dir_all(&staging);
-        return Err(format!("`{python} -m pip download ale-py=={ALE_VERSION}` failed ({status}); {}", offline_hint()));
+        let status = Command::new(python)
+            .args(["-m", "pip", "download", "--no-deps", "--no-binary", "ale-py"])
+            .arg(format!("ale-py=={ALE_VERSION}"))
+            .arg("-d")
+            .arg(&staging)
+            .env_remove("PYTHONPATH")
+            .env_remove("PYTHONHOME")
+            .env_remove("PYTHONNOUSERSITE")
+            .env_remove("PIP_REQUIRE_VIRTUALENV")
+            .status();
+        let fetched = staging.join(SDIST_NAME);
+        match status {
+            Ok(status) if status.success() && fetched.is_file() => {
+                verify_sha256(&fetched)?;
+                fs::rename(&fetched, cache_dir.join(SDIST_NAME))
+                    .map_err(|e| format!("cannot move {SDIST_NAME} into the cache: {e}"))?;
+                let _ = fs::remove_dir_all(&staging);
+                return Ok(());
+            }
+            Ok(status) => failures.push(format!("`{python} -m pip download` exited with {status}")),
+            Err(e) => failures.push(format!("cannot run `{python}`: {e}")),
+        }
+        let _ = fs::remove_dir_all(&staging);
     }
-    verify_sha256(&fetched)?;
-    fs::rename(&fetched, cache_dir.join(SDIST_NAME)).map_err(|e| format!("cannot move {SDIST_NAME} into the cache: {e}"))?;
-    let _ = fs::remove_dir_all(&staging);
-    Ok(())
+    Err(format!("could not download ale-py {ALE_VERSION}'s source ({}); {}", failures.join("; "), offline_hint()))
 }
 
 fn offline_hint() -> String {
