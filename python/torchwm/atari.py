@@ -10,7 +10,6 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv

@@ -321,8 +321,8 @@ impl AtariVectorEnv {
         for &env_id in ran {
             just_ran[env_id] = true;
         }
-        for env_id in 0..num_envs {
-            batch.stage(env_id, env_id, &*self.lock_env(env_id)?, just_ran[env_id]);
+        for (env_id, &ran) in just_ran.iter().enumerate() {
+            batch.stage(env_id, env_id, &*self.lock_env(env_id)?, ran);
         }
         Ok(batch)
     }
