@@ -57,6 +57,9 @@ fn main() {
         ));
     }
 
+    let unity_sources = write_unity_sources(&generated, &ale_src, &sources)
+        .unwrap_or_else(|e| fail(&format!("cannot write the unity sources: {e}")));
+
     let mut build = cc::Build::new();
     build
         .cpp(true)
@@ -69,10 +72,11 @@ fn main() {
         // As ALE's release build: assertions off (one asserts on negative seeds, which ale_py passes through).
         .define("NDEBUG", None)
         .flag_if_supported("-w")
-        .include(&ale_src)
+        // `generated` first: it holds the fixed copy of a header (see `write_unity_sources`).
         .include(&generated)
+        .include(&ale_src)
         .include("src/ffi")
-        .files(&sources)
+        .files(&unity_sources)
         .file("src/ffi/ale_shim.cpp");
     if let Some(zlib_include) = env::var_os("DEP_Z_INCLUDE") {
         build.include(zlib_include);
@@ -223,6 +227,37 @@ fn write_version_header(dir: &Path) -> std::io::Result<()> {
          #define ALE_VERSION_GIT_SHA \"torchwm\"\n#define STELLA_VERSION \"2.4.2\"\n#endif\n"
     );
     fs::write(dir.join("version.hpp"), header)
+}
+
+/// ALE is compiled as two unity translation units (the emulator core, and the per-game ROM
+/// settings), so the compiler can inline across ALE's files: `System::peek`/`poke` into the CPU
+/// loop, the TIA's helpers into its frame loop. ALE's own release build gets the same from LTO
+/// (CMake's INTERPROCEDURAL_OPTIMIZATION); LTO is not an option here because rustc's linker may
+/// not speak GCC's LTO. Two units, not one, so the two halves compile in parallel.
+fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) -> std::io::Result<[PathBuf; 2]> {
+    // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
+    // inclusion in one translation unit; a fixed copy in `generated` (searched first) shadows it.
+    let null_dev = ale_src.join("ale/emucore/NullDev.hxx");
+    let text = fs::read_to_string(&null_dev)?;
+    let broken = "};\n#endif\n\n}  // namespace stella\n}  // namespace ale";
+    if !text.contains(broken) {
+        fail(&format!("{} is not the expected ALE {ALE_VERSION} header", null_dev.display()));
+    }
+    let fixed = text.replace(broken, "};\n\n}  // namespace stella\n}  // namespace ale\n#endif");
+    fs::create_dir_all(generated.join("ale/emucore"))?;
+    fs::write(generated.join("ale/emucore/NullDev.hxx"), fixed)?;
+
+    let games_dir = ale_src.join("ale/games");
+    let (games, core): (Vec<&PathBuf>, Vec<&PathBuf>) = sources.iter().partition(|p| p.starts_with(&games_dir));
+    let mut units = [generated.join("ale_core_unity.cpp"), generated.join("ale_games_unity.cpp")];
+    for (unit, files) in units.iter_mut().zip([core, games]) {
+        let text: String = files.iter().map(|f| format!("#include \"{}\"\n", f.display())).collect();
+        // Rewrite only on change, so an unchanged unit is not recompiled.
+        if fs::read_to_string(&unit).ok().as_deref() != Some(text.as_str()) {
+            fs::write(&unit, text)?;
+        }
+    }
+    Ok(units)
 }
 
 fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {

@@ -170,6 +170,12 @@ impl Ale {
     pub fn screen_rgb_into(&self, buf: &mut [u8]) -> Result<()> {
         self.raw.screen_rgb(buf)
     }
+    /// The grayscale value of each raw screen byte (palette index), as `screen_grayscale` maps it.
+    pub fn grayscale_palette(&self) -> Result<[u8; 256]> {
+        let mut table = [0u8; 256];
+        self.raw.grayscale_palette(&mut table)?;
+        Ok(table)
+    }
     pub fn screen_grayscale(&self) -> Result<Vec<u8>> {
         let (h, w) = self.screen_dims()?;
         let mut buf = vec![0; h * w];

@@ -202,6 +202,20 @@ int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
+int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
+  TWM_PROTECT({
+    check_buffer(len, 256, "grayscale palette");
+    ale::ColourPalette& palette = loaded(ale).theOSystem->colourPalette();
+    // ALE reads entry `index + 1` for each screen byte, so 255 would read past the table; the TIA
+    // only produces even indices, and 255 keeps 254's value.
+    for (int index = 0; index < 255; ++index) {
+      uint8_t source = static_cast<uint8_t>(index);
+      palette.applyPaletteGrayscale(&buf[index], &source, 1);
+    }
+    buf[255] = buf[254];
+  })
+}
+
 int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) {
   TWM_PROTECT({
     const ale::ALEInterface& interface = loaded(ale);

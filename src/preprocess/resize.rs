@@ -53,6 +53,27 @@ fn horizontal_pass<const T: usize, const C: usize>(row: &[f32], axis: &AreaAxis,
     }
 }
 
+/// Rows the grayscale horizontal pass handles at once, one per SIMD lane.
+const LANES: usize = 8;
+
+/// Horizontal pass of `LANES` grayscale rows at once: `tile[x][lane]` is source pixel `x` of row
+/// `lane` (zero-padded), `out[dx][lane]` gets destination pixel `dx`. Each lane does exactly the
+/// per-pixel arithmetic of [`horizontal_pass`] (same products, same order), so results are
+/// bit-identical; running the lanes side by side lets the compiler use vector instructions, which
+/// the one-row pass (a different source offset per destination pixel) cannot.
+fn horizontal_pass_lanes<const T: usize>(tile: &[[f32; LANES]], axis: &AreaAxis, out: &mut [[f32; LANES]]) {
+    for ((&first, weights), pixel) in axis.first.iter().zip(&axis.padded).zip(out.iter_mut()) {
+        let taps = &tile[first..first + T];
+        let mut acc = [0.0f32; LANES];
+        for k in 0..T {
+            for lane in 0..LANES {
+                acc[lane] += taps[k][lane] * weights[k];
+            }
+        }
+        *pixel = acc;
+    }
+}
+
 /// Horizontal pass for any tap count and channel count (rare sizes).
 fn horizontal_pass_any(row: &[f32], axis: &AreaAxis, channels: usize, out: &mut [f32]) {
     for ((&first, weights), pixel) in axis.first.iter().zip(&axis.weights).zip(out.chunks_exact_mut(channels)) {
@@ -74,7 +95,17 @@ enum Method {
     /// row spans): OpenCV recomputes a source row for each destination row it touches, with identical
     /// results, so computing it once changes no bit; the ring keeps the working set small.
     /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
-    Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
+    /// Grayscale images run the horizontal pass `LANES` rows at a time through `tile` (source rows
+    /// transposed) and `lanes_out`; both are empty for other images.
+    Area {
+        x: AreaAxis,
+        y: AreaAxis,
+        rows: Vec<f32>,
+        sum: Vec<f32>,
+        row_f32: Vec<f32>,
+        tile: Vec<[f32; LANES]>,
+        lanes_out: Vec<[f32; LANES]>,
+    },
     Linear { xofs: Vec<usize>, xw: Vec<[i32; 2]>, yofs: Vec<usize>, yw: Vec<[i32; 2]>, rows: [Vec<i32>; 2] },
 }
 
@@ -151,6 +182,50 @@ fn saturate_u8(value: f32) -> u8 {
     ((value.clamp(0.0, 255.0) + MAGIC) - MAGIC) as u8
 }
 
+/// The vertical half of the area resize: a ring of the horizontal passes of recent source rows,
+/// and each destination row computed as soon as its last source row is in.
+struct VerticalPass<'a> {
+    y: &'a AreaAxis,
+    rows: &'a mut [f32],
+    sum: &'a mut [f32],
+    width: usize,
+    dst_h: usize,
+    next_dy: usize,
+}
+
+impl VerticalPass<'_> {
+    fn is_done(&self) -> bool {
+        self.next_dy == self.dst_h
+    }
+
+    /// The ring slot that receives the horizontal pass of source row `sy`.
+    fn row_slot(&mut self, sy: usize) -> &mut [f32] {
+        let slot = sy % (self.rows.len() / self.width);
+        &mut self.rows[slot * self.width..(slot + 1) * self.width]
+    }
+
+    /// Computes every destination row whose last source row is `sy`: its source rows' passes
+    /// weighted and summed in order.
+    fn emit_rows_ending_at(&mut self, sy: usize, dst: &mut [u8]) {
+        let (width, ring) = (self.width, self.rows.len() / self.width);
+        while self.next_dy < self.dst_h && self.y.first[self.next_dy] + self.y.weights[self.next_dy].len() - 1 == sy {
+            let (first, weights) = (self.y.first[self.next_dy], &self.y.weights[self.next_dy]);
+            self.sum.fill(0.0);
+            for (k, &beta) in weights.iter().enumerate() {
+                let slot = (first + k) % ring;
+                for (a, &r) in self.sum.iter_mut().zip(&self.rows[slot * width..(slot + 1) * width]) {
+                    *a += beta * r;
+                }
+            }
+            let out = &mut dst[self.next_dy * width..(self.next_dy + 1) * width];
+            for (o, &a) in out.iter_mut().zip(self.sum.iter()) {
+                *o = saturate_u8(a);
+            }
+            self.next_dy += 1;
+        }
+    }
+}
+
 impl Resizer {
     /// A resizer from `src_h x src_w` to `dst_h x dst_w` images with `channels` interleaved channels.
     pub fn new(src_h: usize, src_w: usize, dst_h: usize, dst_w: usize, channels: usize) -> Self {
@@ -166,8 +241,12 @@ impl Resizer {
                 Method::AreaFast { scale_x: ix as usize, scale_y: iy as usize }
             } else {
                 let y_axis = area_axis(src_h, dst_h, scale_y);
+                let x_axis = area_axis(src_w, dst_w, scale_x);
+                let lanes = channels == 1 && x_axis.max_taps <= MAX_FIXED_TAPS;
                 Method::Area {
-                    x: area_axis(src_w, dst_w, scale_x),
+                    tile: if lanes { vec![[0.0; LANES]; src_w + MAX_FIXED_TAPS] } else { Vec::new() },
+                    lanes_out: if lanes { vec![[0.0; LANES]; dst_w] } else { Vec::new() },
+                    x: x_axis,
                     rows: vec![0.0; y_axis.max_taps.max(1) * dst_w * channels],
                     y: y_axis,
                     sum: vec![0.0; dst_w * channels],
@@ -216,16 +295,38 @@ impl Resizer {
                     }
                 }
             }
-            Method::Area { x, y, rows, sum, row_f32 } => {
-                let width = dst_w * cn;
-                let ring = rows.len() / width;
-                let mut next_dy = 0;
+            Method::Area { x, y, rows, sum, row_f32, tile, lanes_out } => {
+                let mut vertical = VerticalPass { y, rows, sum, width: dst_w * cn, dst_h: self.dst_h, next_dy: 0 };
+                if !tile.is_empty() {
+                    // Grayscale: source rows `LANES` at a time, transposed into the tile.
+                    for (group, src_rows) in src.chunks(src_w * LANES).enumerate() {
+                        for (lane, src_row) in src_rows.chunks_exact(src_w).enumerate() {
+                            for (t, &v) in tile.iter_mut().zip(src_row) {
+                                t[lane] = v as f32;
+                            }
+                        }
+                        match x.max_taps {
+                            1 => horizontal_pass_lanes::<1>(tile, x, lanes_out),
+                            2 => horizontal_pass_lanes::<2>(tile, x, lanes_out),
+                            3 => horizontal_pass_lanes::<3>(tile, x, lanes_out),
+                            _ => horizontal_pass_lanes::<4>(tile, x, lanes_out),
+                        }
+                        for lane in 0..src_rows.len() / src_w {
+                            let sy = group * LANES + lane;
+                            for (o, pixel) in vertical.row_slot(sy).iter_mut().zip(lanes_out.iter()) {
+                                *o = pixel[lane];
+                            }
+                            vertical.emit_rows_ending_at(sy, dst);
+                        }
+                    }
+                    return;
+                }
                 for (sy, src_row) in src.chunks_exact(src_w * cn).enumerate() {
-                    if next_dy == self.dst_h {
+                    if vertical.is_done() {
                         break;
                     }
                     // Horizontal pass of source row `sy`, into its slot of the ring of recent rows.
-                    let out_row = &mut rows[(sy % ring) * width..(sy % ring + 1) * width];
+                    let out_row = vertical.row_slot(sy);
                     for (f, &v) in row_f32.iter_mut().zip(src_row) {
                         *f = v as f32;
                     }
@@ -240,22 +341,7 @@ impl Resizer {
                         (4, 3) => horizontal_pass::<4, 3>(row_f32, x, out_row),
                         _ => horizontal_pass_any(row_f32, x, cn, out_row),
                     }
-                    // Vertical pass of every destination row whose last source row this is: its
-                    // source rows' passes weighted and summed in order.
-                    while next_dy < self.dst_h && y.first[next_dy] + y.weights[next_dy].len() - 1 == sy {
-                        let (first, weights) = (y.first[next_dy], &y.weights[next_dy]);
-                        sum.fill(0.0);
-                        for (k, &beta) in weights.iter().enumerate() {
-                            let slot = (first + k) % ring;
-                            for (a, &r) in sum.iter_mut().zip(&rows[slot * width..(slot + 1) * width]) {
-                                *a += beta * r;
-                            }
-                        }
-                        for (o, &a) in dst[next_dy * width..(next_dy + 1) * width].iter_mut().zip(sum.iter()) {
-                            *o = saturate_u8(a);
-                        }
-                        next_dy += 1;
-                    }
+                    vertical.emit_rows_ending_at(sy, dst);
                 }
             }
             Method::Linear { xofs, xw, yofs, yw, rows } => {
@@ -320,6 +406,22 @@ mod tests {
         for row in out.chunks(84) {
             assert!(row.windows(2).all(|w| w[0] <= w[1]), "{row:?}");
             assert!(row[0] < 5 && row[83] > 250);
+        }
+    }
+
+    #[test]
+    fn grayscale_lanes_match_the_one_row_pass_bit_for_bit() {
+        // Gray images take the multi-row pass, RGB ones the one-row pass; an RGB image whose three
+        // channels equal a gray image must give that gray result in every channel.
+        for (h, w, dh, dw) in [(210, 160, 84, 84), (210, 160, 64, 48), (13, 29, 5, 11), (250, 160, 84, 84)] {
+            let gray: Vec<u8> = (0..h * w).map(|i| ((i * 7919 + i / w * 31) % 256) as u8).collect();
+            let rgb: Vec<u8> = gray.iter().flat_map(|&v| [v, v, v]).collect();
+            let (mut out_gray, mut out_rgb) = (vec![0u8; dh * dw], vec![0u8; dh * dw * 3]);
+            Resizer::new(h, w, dh, dw, 1).resize(&gray, &mut out_gray);
+            Resizer::new(h, w, dh, dw, 3).resize(&rgb, &mut out_rgb);
+            for (i, px) in out_rgb.chunks_exact(3).enumerate() {
+                assert_eq!(px, [out_gray[i]; 3], "{h}x{w} -> {dh}x{dw}, pixel {i}");
+            }
         }
     }
 
