@@ -1,8 +1,8 @@
 """The old Gym API (4-tuple ``step``, ``reset`` returning obs only), detected per call.
 
 Any env — a ``gymnasium.Env`` subclass or a plain object — may answer either API; the worker calls
-:func:`reset_env` and :func:`step_env`, which look at what came back (the tuple's length) and answer
-the 5-tuple API. Gymnasium envs are not wrapped, so they pay no wrapper call per step.
+:func:`reset_env` and passes what ``step`` returned through :func:`five_tuple` when it is not a
+5-tuple: both look at what came back (the tuple's length) and answer the 5-tuple API. Gymnasium envs are not wrapped, so they pay no wrapper call per step.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import gymnasium as gym
 
 def adapt(env: Any) -> gym.Env:
     """``env`` itself when it is a gymnasium env; otherwise a ``gymnasium.Env`` shell around it (for
-    ``get_wrapper_attr``/``set_wrapper_attr``/``close``). Neither converts the API: see :func:`step_env`."""
+    ``get_wrapper_attr``/``set_wrapper_attr``/``close``). Neither converts the API: see :func:`five_tuple`."""
     if isinstance(env, gym.Env):
         return env
     if not all(hasattr(env, name) for name in ("reset", "step", "observation_space", "action_space")):
@@ -58,10 +58,9 @@ def reset_env(env: Any, keywords: tuple[bool, bool], seed: int | None, options: 
     return result, {}
 
 
-def step_env(env: Any, action: Any) -> tuple[Any, Any, Any, Any, dict]:
-    """``env.step`` as the 5-tuple; an old 4-tuple's ``done`` becomes ``terminated``, or ``truncated``
+def five_tuple(result: Any) -> tuple[Any, Any, Any, Any, dict]:
+    """An old 4-tuple step result as the 5-tuple: ``done`` becomes ``terminated``, or ``truncated``
     when ``info["TimeLimit.truncated"]`` says so."""
-    result = env.step(action)
     if len(result) == 5:
         return result
     if len(result) != 4:

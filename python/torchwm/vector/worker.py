@@ -17,10 +17,11 @@ import traceback
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, iterate, read_from_shared_memory
 
-from torchwm.vector.old_api import adapt, reset_env, reset_keywords, step_env
+from torchwm.vector.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.vector.shared_views import slice_views
 
 # How long an idle worker polls for the next command (yielding its core) before it sleeps.
@@ -123,7 +124,8 @@ def worker_main(
         if action_buffer is not None:
             batched = batch_space(action_space, total_envs)
             shared_actions = np.frombuffer(action_buffer, dtype=batched.dtype).reshape(batched.shape)[rows]
-        autoreset = np.zeros(count, dtype=bool)
+        autoreset = [False] * count
+        plain_actions = isinstance(worker_action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary))
         observations: list[Any] = [None] * count
         next_step = autoreset_mode == AutoresetMode.NEXT_STEP
         while True:
@@ -138,25 +140,36 @@ def worker_main(
                 if isinstance(data, tuple) and len(data) == 3 and isinstance(data[2], bytes):
                     dtype, shape, raw = data
                     data = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape)
+                # Plain batches iterate as their rows (what gymnasium's iterate does for them).
+                actions = data if plain_actions and isinstance(data, np.ndarray) else iterate(worker_action_space, data)
                 infos = None
-                for i, (env, action) in enumerate(zip(envs, iterate(worker_action_space, data))):
+                # Python lists in the loop, one write per shared array after it: a numpy item costs more.
+                step_rewards = [0.0] * count
+                step_terminations = [False] * count
+                step_truncations = [False] * count
+                for i, (env, action) in enumerate(zip(envs, actions)):
                     current = first_env + i
                     if next_step and autoreset[i]:
                         observations[i], info = reset_env(env, keywords[i], None, None, observation_space)
-                        rewards[i], terminations[i], truncations[i] = 0.0, False, False
-                        if info:
-                            infos = infos or [[] for _ in envs]
-                            infos[i].append(info)
-                        continue
-                    observations[i], rewards[i], terminations[i], truncations[i], info = step_env(env, action)
-                    if not next_step and (terminations[i] or truncations[i]):
-                        infos = infos or [[] for _ in envs]
-                        infos[i].append({"final_obs": observations[i], "final_info": info})
-                        observations[i], info = reset_env(env, keywords[i], None, None, observation_space)
+                    else:
+                        result = env.step(action)
+                        if len(result) != 5:
+                            result = five_tuple(result)
+                        observations[i], step_rewards[i], terminated, truncated, info = result
+                        if terminated or truncated:
+                            step_terminations[i] = terminated
+                            step_truncations[i] = truncated
+                            if not next_step:
+                                infos = infos or [[] for _ in envs]
+                                infos[i].append({"final_obs": observations[i], "final_info": info})
+                                observations[i], info = reset_env(env, keywords[i], None, None, observation_space)
                     if info:
                         infos = infos or [[] for _ in envs]
                         infos[i].append(info)
-                np.logical_or(terminations, truncations, out=autoreset)
+                rewards[:] = step_rewards
+                terminations[:] = step_terminations
+                truncations[:] = step_truncations
+                autoreset = [t or u for t, u in zip(step_terminations, step_truncations)]
                 payload = _publish(observation_space, observations, views)
                 if payload is None and infos is None:
                     pipe.send_bytes(STEP_DONE)
