@@ -11,7 +11,6 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
-
 import torchwm
 import torchwm.vector
 from torchwm import TorchVectorizedEnv, WorkerCrashedError

@@ -17,15 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium import spaces
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory
-from gymnasium.vector.utils import read_from_shared_memory
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory, read_from_shared_memory
 
 from torchwm.vector.errors import SubEnvError, WorkerCrashedError
 from torchwm.vector.old_api import adapt
 from torchwm.vector.shared_views import slice_views
-from torchwm.vector.worker import STEP, STEP_DONE, worker_main
+from torchwm.vector.worker import STEP, STEP_DONE, recv_message, send_message, worker_main
 
 # How long a worker may take to build its envs before construction fails.
 STARTUP_TIMEOUT_S = 120.0
@@ -174,6 +173,7 @@ class TorchVectorizedEnv(VectorEnv):
                 self._actions = np.frombuffer(self._action_buffer, dtype=dtype, count=size).reshape(self.action_space.shape)
         self._poller = select.poll()
         self._fds: dict[int, tuple[str, int]] = {}
+        self._fds_out: list[int] = []  # each worker's pipe descriptor (framed as Connection frames)
         for w in range(self.num_workers):
             parent, child = ctx.Pipe()
             start = w * self.envs_per_worker
@@ -234,6 +234,7 @@ class TorchVectorizedEnv(VectorEnv):
             self._death_fds.append(death_fd)
         except (AttributeError, OSError):
             death_fd = process.sentinel
+        self._fds_out.append(pipe.fileno())
         for fd, kind in ((pipe.fileno(), "pipe"), (death_fd, "death")):
             self._fds[fd] = (kind, w)
             self._poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
@@ -274,10 +275,10 @@ class TorchVectorizedEnv(VectorEnv):
             raise RuntimeError("the environment is closed")
         if self._waiting is not None:
             raise RuntimeError(f"a {self._waiting} is still pending: call step_wait() first")
-        for w, pipe in enumerate(self._pipes):
+        for w, fd in enumerate(self._fds_out):
             message = STEP if per_worker is None else pickle.dumps((command, per_worker[w]), pickle.HIGHEST_PROTOCOL)
             try:
-                pipe.send_bytes(message)
+                send_message(fd, message)
             except (BrokenPipeError, OSError):
                 self._crashed(w)
         self._waiting = command
@@ -294,9 +295,11 @@ class TorchVectorizedEnv(VectorEnv):
         self._waiting = command
         deadline = None if timeout is None else _now() + timeout
         received = self._received
+        poll = self._poller.poll
         while not all(received):
+            # Blocking here measured as fast as spinning (the workers spin, and the parent shares their cores).
             wait_s = LIVENESS_CHECK_S if deadline is None else min(LIVENESS_CHECK_S, max(0.0, deadline - _now()))
-            ready = self._poller.poll(wait_s * 1000.0)
+            ready = poll(wait_s * 1000.0)
             dead = []
             for fd, _ in ready:
                 kind, w = self._fds[fd]
@@ -326,7 +329,7 @@ class TorchVectorizedEnv(VectorEnv):
     def _receive(self, w: int) -> None:
         """Reads worker ``w``'s reply into ``self._replies``."""
         try:
-            message = self._pipes[w].recv_bytes()
+            message = recv_message(self._fds_out[w])
         except (EOFError, OSError):
             self._crashed(w)
         self._received[w] = True

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import time
 import traceback
 from typing import Any
@@ -25,7 +26,7 @@ from torchwm.vector.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.vector.shared_views import slice_views
 
 # How long an idle worker polls for the next command (yielding its core) before it sleeps.
-SPIN_SECONDS = 0.0003
+SPIN_SECONDS = float(os.environ.get("TWM_WSPIN", "0.0003"))
 # How often a sleeping worker checks that its parent process is still there.
 PARENT_CHECK_SECONDS = 0.5
 
@@ -58,19 +59,51 @@ def _parent_gone(first_ppid: int, parent_pid: int) -> bool:
     return False
 
 
-def _wait_for_message(pipe: Any, first_ppid: int, parent_pid: int) -> bytes | None:
+def send_message(fd: int, data: bytes) -> None:
+    """``Connection.send_bytes`` without its per-call checks (same framing: a 4-byte big-endian length)."""
+    message = len(data).to_bytes(4, "big") + data
+    while message:
+        message = message[os.write(fd, message) :]
+
+
+def recv_message(fd: int) -> bytes:
+    """``Connection.recv_bytes`` for messages framed as :func:`send_message`'s; ``EOFError`` at EOF.
+    A one-byte message (the doorbell, a step's reply) is one ``read``."""
+    chunk = os.read(fd, 5)
+    while len(chunk) < 4:
+        more = os.read(fd, 4 - len(chunk))
+        if not more:
+            raise EOFError
+        chunk += more
+    size = int.from_bytes(chunk[:4], "big", signed=True)
+    if size < 0:
+        raise OSError("message too long for this protocol")
+    body = [chunk[4:]]
+    remaining = size - len(body[0])
+    while remaining > 0:
+        more = os.read(fd, remaining)
+        if not more:
+            raise EOFError
+        body.append(more)
+        remaining -= len(more)
+    return b"".join(body)
+
+
+def _wait_for_message(fd: int, poll: Any, first_ppid: int, parent_pid: int) -> bytes | None:
     """The next message, or None when the parent is gone. Cheap envs answer faster than a sleeping
-    process wakes up: poll (yielding the core to the parent) for a moment before sleeping."""
-    if not pipe.poll(0):
+    process wakes up: poll (yielding the core to the parent) for a moment before sleeping.
+
+    ``poll`` is a ``select.poll`` object on the pipe: ``Connection.poll`` builds a selector per call."""
+    if not poll(0):
         deadline = time.perf_counter() + SPIN_SECONDS
-        while not pipe.poll(0):
+        while not poll(0):
             if time.perf_counter() >= deadline:
-                while not pipe.poll(PARENT_CHECK_SECONDS):
+                while not poll(PARENT_CHECK_SECONDS * 1000):
                     if _parent_gone(first_ppid, parent_pid):
                         return None
                 break
             os.sched_yield()
-    return pipe.recv_bytes()
+    return recv_message(fd)
 
 
 def _remote_error(env_index: int, error: BaseException) -> tuple:
@@ -128,8 +161,12 @@ def worker_main(
         plain_actions = isinstance(worker_action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary))
         observations: list[Any] = [None] * count
         next_step = autoreset_mode == AutoresetMode.NEXT_STEP
+        poller = select.poll()
+        fd = pipe.fileno()
+        poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        poll = poller.poll
         while True:
-            message = _wait_for_message(pipe, first_ppid, parent_pid)
+            message = _wait_for_message(fd, poll, first_ppid, parent_pid)
             if message is None:
                 break
             if message == STEP:
@@ -172,9 +209,9 @@ def worker_main(
                 autoreset = [t or u for t, u in zip(step_terminations, step_truncations)]
                 payload = _publish(observation_space, observations, views)
                 if payload is None and infos is None:
-                    pipe.send_bytes(STEP_DONE)
+                    send_message(fd, STEP_DONE)
                 else:
-                    pipe.send_bytes(pickle.dumps(("ok", (payload, infos))))
+                    send_message(fd, pickle.dumps(("ok", (payload, infos))))
             elif command == "reset":
                 seeds, options, mask = data
                 infos = []
@@ -187,7 +224,7 @@ def worker_main(
                     autoreset[i] = False
                     terminations[i] = truncations[i] = False
                     infos.append([info] if info else [])
-                pipe.send_bytes(pickle.dumps(("ok", (_publish(observation_space, observations, views), infos))))
+                send_message(fd, pickle.dumps(("ok", (_publish(observation_space, observations, views), infos))))
             elif command in ("call", "get_attr", "set_attr"):
                 # The caller's mistake (a missing attribute, a method that raises): report it, carry on.
                 results = []
@@ -206,7 +243,7 @@ def worker_main(
                     reply = pickle.dumps(("ok", results))
                 except Exception as error:
                     reply = pickle.dumps(("raise", _remote_error(current, error)))
-                pipe.send_bytes(reply)
+                send_message(fd, reply)
             elif command == "close":
                 break
             else:
