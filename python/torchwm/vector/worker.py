@@ -26,7 +26,7 @@ from torchwm.vector.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.vector.shared_views import slice_views
 
 # How long an idle worker polls for the next command (yielding its core) before it sleeps.
-SPIN_SECONDS = float(os.environ.get("TWM_WSPIN", "0.0003"))
+SPIN_SECONDS = 0.0003
 # How often a sleeping worker checks that its parent process is still there.
 PARENT_CHECK_SECONDS = 0.5
 
