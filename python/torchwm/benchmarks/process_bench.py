@@ -52,7 +52,7 @@ def _measure(make: Callable[[], Any], num_envs: int, seconds: float) -> float:
         env.close()
 
 
-def run_process_benchmarks(seconds: float = 2.0, rounds: int = 3) -> list[dict[str, Any]]:
+def run_process_benchmarks(seconds: float = 2.0, rounds: int = 5) -> list[dict[str, Any]]:
     """Both cases of the process-vectorizer targets. Each case runs ``rounds`` rounds, every backend
     once per round (interleaved, so a change of load on the machine hits all of them alike), for
     ``seconds / rounds`` each. Rows carry the median steps/s and ``torchwm_x``: the median over
