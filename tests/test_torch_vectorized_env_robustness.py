@@ -264,3 +264,16 @@ def test_error_classes_are_exported() -> None:
     for name in ("SubEnvError", "WorkerCrashedError", "TorchVectorizedEnv"):
         assert getattr(torchwm, name) is getattr(torchwm.vector, name)
         assert name in torchwm.__all__ and name in torchwm.vector.__all__
+
+
+def test_copy_false_returns_the_shared_buffer() -> None:
+    with TorchVectorizedEnv(OptionsEnv, num_workers=2, envs_per_worker=1, copy=False) as env:
+        first, _ = env.reset(options={"start": 10})
+        second, *_ = env.step(np.zeros(2, dtype=np.int64))
+        assert second is first  # the buffer itself, overwritten in place
+        np.testing.assert_array_equal(first[:, 1], [1, 1])
+    with TorchVectorizedEnv(OptionsEnv, num_workers=2, envs_per_worker=1) as env:
+        first, _ = env.reset(options={"start": 10})
+        second, *_ = env.step(np.zeros(2, dtype=np.int64))
+        np.testing.assert_array_equal(first[:, 1], [0, 0])  # a copy: the step did not touch it
+        assert second is not first
