@@ -42,19 +42,21 @@ def _cartpole() -> gym.Env:
     return gym.make("CartPole-v1")
 
 
-def _measure(name: str, make: Callable[[], Any], num_envs: int, seconds: float) -> dict[str, Any]:
+def _measure(make: Callable[[], Any], num_envs: int, seconds: float) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env = make()
     try:
-        rate = steps_per_second(env, seconds, batch_size=num_envs, num_actions=2)
+        return steps_per_second(env, seconds, batch_size=num_envs, num_actions=2)
     finally:
         env.close()
-    return {"case": "", "backend": name, "num_envs": num_envs, "steps_per_s": rate}
 
 
-def run_process_benchmarks(seconds: float = 2.0) -> list[dict[str, Any]]:
-    """Both cases of the process-vectorizer targets; rows carry ``vs_torchwm`` ratios."""
+def run_process_benchmarks(seconds: float = 2.0, rounds: int = 5) -> list[dict[str, Any]]:
+    """Both cases of the process-vectorizer targets. Each case runs ``rounds`` rounds, every backend
+    once per round (interleaved, so a change of load on the machine hits all of them alike), for
+    ``seconds / rounds`` each. Rows carry the median steps/s and ``torchwm_x``: the median over
+    rounds of TorchVectorizedEnv's rate over this backend's in the same round, with the range."""
     cases = [
         (
             "cartpole",
@@ -73,13 +75,25 @@ def run_process_benchmarks(seconds: float = 2.0) -> list[dict[str, Any]]:
             ],
         ),
     ]
+    rounds = max(1, int(rounds))
+    per_run = max(0.5, seconds / rounds)
     rows = []
     for case, backends in cases:
-        case_rows = [_measure(name, make, n, seconds) for name, make, n in backends]
-        ours = case_rows[0]["steps_per_s"]
-        for row in case_rows:
-            row["case"] = case
-            row["torchwm_x"] = round(ours / row["steps_per_s"], 2)
-            row["steps_per_s"] = round(row["steps_per_s"])
-        rows += case_rows
+        rates: list[list[float]] = [[] for _ in backends]
+        for _ in range(rounds):
+            for b, (_, make, n) in enumerate(backends):
+                rates[b].append(_measure(make, n, per_run))
+        for (name, _, n), backend_rates in zip(backends, rates):
+            ratios = [ours / theirs for ours, theirs in zip(rates[0], backend_rates)]
+            spread = f" ({min(ratios):.2f}-{max(ratios):.2f})" if rounds > 1 else ""
+            rows.append(
+                {
+                    "case": case,
+                    "backend": name,
+                    "num_envs": n,
+                    "steps_per_s": round(float(np.median(backend_rates))),
+                    "torchwm_x": f"{float(np.median(ratios)):.2f}{spread}",
+                    "ratios": [round(r, 3) for r in ratios],
+                }
+            )
     return rows

@@ -1,61 +1,93 @@
-"""Adapts envs with the old Gym API (4-tuple step, reset returning obs only) to the 5-tuple API."""
+"""The old Gym API (4-tuple ``step``, ``reset`` returning obs only), detected per call.
+
+Any env — a ``gymnasium.Env`` subclass or a plain object — may answer either API; the worker calls
+:func:`reset_env` and passes what ``step`` returned through :func:`five_tuple` when it is not a
+5-tuple: both look at what came back (the tuple's length) and answer the 5-tuple API. Gymnasium envs are not wrapped, so they pay no wrapper call per step.
+"""
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import gymnasium as gym
 
 
-class OldApiAdapter(gym.Wrapper):
-    """Turns ``done`` into ``terminated``/``truncated`` (``info["TimeLimit.truncated"]`` marks truncation)."""
-
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict]:
-        try:
-            result = self.env.reset(seed=seed, options=options)
-        except TypeError:  # very old envs take no keywords; seed them the old way
-            if seed is not None and hasattr(self.env, "seed"):
-                self.env.seed(seed)
-            result = self.env.reset()
-        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
-            return result
-        return result, {}
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
-        result = self.env.step(action)
-        if len(result) == 5:
-            return result
-        obs, reward, done, info = result
-        truncated = bool(info.get("TimeLimit.truncated", False))
-        return obs, reward, bool(done) and not truncated, truncated, info
-
-
 def adapt(env: Any) -> gym.Env:
-    """``env`` itself when it is a gymnasium env (5-tuple API, no wrapper cost per step); otherwise
-    an adapter that answers the 5-tuple API whichever API the object speaks."""
+    """``env`` itself when it is a gymnasium env; otherwise a ``gymnasium.Env`` shell around it (for
+    ``get_wrapper_attr``/``set_wrapper_attr``/``close``). Neither converts the API: see :func:`five_tuple`."""
     if isinstance(env, gym.Env):
         return env
     if not all(hasattr(env, name) for name in ("reset", "step", "observation_space", "action_space")):
         raise TypeError(
             f"the env factory returned {type(env).__name__}, which lacks reset/step/observation_space/action_space"
         )
-    return OldApiAdapter(_PlainEnv(env))
+    return _PlainEnv(env)
+
+
+def reset_keywords(env: Any) -> tuple[bool, bool]:
+    """Whether ``env.reset`` takes ``seed=`` and ``options=`` (old-API envs often take neither)."""
+    reset = env.inner.reset if isinstance(env, _PlainEnv) else env.reset
+    try:
+        parameters = inspect.signature(reset).parameters
+    except (TypeError, ValueError):  # builtins without a signature: assume the modern API
+        return True, True
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return True, True
+    return "seed" in parameters, "options" in parameters
+
+
+def reset_env(env: Any, keywords: tuple[bool, bool], seed: int | None, options: dict | None, space: Any) -> tuple[Any, dict]:
+    """``env.reset`` as ``(obs, info)`` whichever API it speaks; ``keywords`` from :func:`reset_keywords`."""
+    takes_seed, takes_options = keywords
+    kwargs: dict[str, Any] = {}
+    if takes_seed:
+        kwargs["seed"] = seed
+    elif seed is not None:
+        seeder = getattr(env.inner if isinstance(env, _PlainEnv) else env, "seed", None)
+        if callable(seeder):
+            seeder(seed)
+    if takes_options:
+        kwargs["options"] = options
+    result = env.reset(**kwargs)
+    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+        # A 2-tuple observation whose second entry is a dict (a Tuple(..., Dict) space) reads the same:
+        # it is an old-API observation when the space holds the whole tuple.
+        if not (isinstance(space, gym.spaces.Tuple) and len(space.spaces) == 2 and _contains(space, result)):
+            return result
+    return result, {}
+
+
+def five_tuple(result: Any) -> tuple[Any, Any, Any, Any, dict]:
+    """An old 4-tuple step result as the 5-tuple: ``done`` becomes ``terminated``, or ``truncated``
+    when ``info["TimeLimit.truncated"]`` says so."""
+    if len(result) == 5:
+        return result
+    if len(result) != 4:
+        raise ValueError(f"step() returned {len(result)} values; expected 5 (gymnasium) or 4 (old gym API)")
+    obs, reward, done, info = result
+    truncated = bool(info.get("TimeLimit.truncated", False)) if isinstance(info, dict) else False
+    return obs, reward, bool(done) and not truncated, truncated, info if isinstance(info, dict) else {}
+
+
+def _contains(space: gym.Space, value: Any) -> bool:
+    try:
+        return bool(space.contains(value))
+    except Exception:
+        return False
 
 
 class _PlainEnv(gym.Env):
+    """A gymnasium shell for an object that is not a ``gymnasium.Env`` (spaces, attributes, close)."""
+
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.observation_space = inner.observation_space
         self.action_space = inner.action_space
         self.metadata = getattr(inner, "metadata", {})
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
-        try:
-            return self.inner.reset(seed=seed, options=options)
-        except TypeError:
-            if seed is not None and hasattr(self.inner, "seed"):
-                self.inner.seed(seed)
-            return self.inner.reset()
+    def reset(self, **kwargs: Any) -> Any:  # type: ignore[override]
+        return self.inner.reset(**kwargs)
 
     def step(self, action: Any) -> Any:
         return self.inner.step(action)

@@ -8,28 +8,46 @@ traceback and env index, a dead worker is noticed at once (its process sentinel)
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
+import pickle
+import select
+import time
 import weakref
 from collections.abc import Callable, Sequence
-from copy import deepcopy
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory
-from gymnasium.vector.utils import read_from_shared_memory
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, create_shared_memory, read_from_shared_memory
 
 from torchwm.vector.errors import SubEnvError, WorkerCrashedError
 from torchwm.vector.old_api import adapt
 from torchwm.vector.shared_views import slice_views
-from torchwm.vector.worker import worker_main
+from torchwm.vector.worker import STEP, STEP_DONE, recv_message, send_message, worker_main
 
 # How long a worker may take to build its envs before construction fails.
 STARTUP_TIMEOUT_S = 120.0
 # How long close() waits for a worker to exit before terminating it.
 CLOSE_TIMEOUT_S = 5.0
+# While waiting for replies, how often the liveness of the workers is checked (besides their pidfds).
+LIVENESS_CHECK_S = 0.2
 
 
-def _shutdown(processes: list[Any], pipes: list[Any]) -> None:
+def _join(process: Any, timeout: float | None) -> bool:
+    """Waits for ``process`` to exit; True when it has. Asks the OS (``waitpid``) rather than waiting
+    on the process sentinel, which a child the env forked may hold open long after the worker died."""
+    deadline = None if timeout is None else _now() + timeout
+    pause = 0.0005
+    while process.is_alive():
+        if deadline is not None and _now() >= deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return True
+
+
+def _shutdown(processes: list[Any], pipes: list[Any], death_fds: list[int]) -> None:
     """Stops workers: ask, wait a little, then terminate and reap. Safe to call more than once."""
     for pipe in pipes:
         try:
@@ -37,17 +55,20 @@ def _shutdown(processes: list[Any], pipes: list[Any]) -> None:
         except Exception:
             pass
     for process in processes:
-        process.join(CLOSE_TIMEOUT_S)
-        if process.is_alive():
+        if not _join(process, CLOSE_TIMEOUT_S):
             process.terminate()
-            process.join(CLOSE_TIMEOUT_S)
-        if process.is_alive():
-            process.kill()
-            process.join()
+            if not _join(process, CLOSE_TIMEOUT_S):
+                process.kill()
+                _join(process, None)
     for pipe in pipes:
         try:
             pipe.close()
         except Exception:
+            pass
+    while death_fds:
+        try:
+            os.close(death_fds.pop())
+        except OSError:
             pass
 
 
@@ -62,7 +83,15 @@ class TorchVectorizedEnv(VectorEnv):
         context: ``"fork"``, ``"spawn"`` or ``"forkserver"``; default fork where available.
         shared_memory: observations through shared memory (default) or pickled through the pipes.
         autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP``.
-        daemon: worker processes are daemonic (killed with the parent).
+        daemon: worker processes are daemonic (terminated when the parent exits normally). Whatever
+            this says, an idle worker exits by itself within a second when the parent is killed.
+        copy: ``reset``/``step`` return a copy of the observations (default, as ``SyncVectorEnv``);
+            ``False`` returns the batch buffer itself (shared memory), overwritten by the next step.
+
+    Errors: an exception in a sub-env's ``reset``/``step`` raises :class:`SubEnvError` (env index and
+    remote traceback) and a worker that dies raises :class:`WorkerCrashedError` within a fraction of
+    a second; both shut every worker down. A malformed action raises ``ValueError`` and an exception
+    in ``call``/``get_attr``/``set_attr`` is raised again in the caller; after those the env is usable.
     """
 
     def __init__(
@@ -76,10 +105,13 @@ class TorchVectorizedEnv(VectorEnv):
         shared_memory: bool = True,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         daemon: bool = True,
+        copy: bool = True,
     ) -> None:
         self.closed = True  # until the workers exist, close() has nothing to do
         self._processes: list[Any] = []
         self._pipes: list[Any] = []
+        self._death_fds: list[int] = []
+        self.copy = bool(copy)
         for name, value in (("num_workers", num_workers), ("envs_per_worker", envs_per_worker)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
@@ -126,10 +158,22 @@ class TorchVectorizedEnv(VectorEnv):
             ctx.RawArray("b", self.total_envs),
         )
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
-        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._pipes)
+        self._finalizer = weakref.finalize(self, _shutdown, self._processes, self._pipes, self._death_fds)
         self._rewards = np.frombuffer(self._step_buffers[0], dtype=np.float64)
         self._terminations = np.frombuffer(self._step_buffers[1], dtype=np.bool_)
         self._truncations = np.frombuffer(self._step_buffers[2], dtype=np.bool_)
+        # Plain (Box, Discrete, MultiDiscrete, MultiBinary) actions go through shared memory too.
+        self._action_buffer = None
+        self._actions: np.ndarray | None = None
+        if isinstance(self.action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+            dtype = np.dtype(self.action_space.dtype)
+            if dtype.kind in "biuf":
+                self._action_buffer = ctx.RawArray("b", max(1, int(np.prod(self.action_space.shape)) * dtype.itemsize))
+                size = int(np.prod(self.action_space.shape))
+                self._actions = np.frombuffer(self._action_buffer, dtype=dtype, count=size).reshape(self.action_space.shape)
+        self._poller = select.poll()
+        self._fds: dict[int, tuple[str, int]] = {}
+        self._fds_out: list[int] = []  # each worker's pipe descriptor (framed as Connection frames)
         for w in range(self.num_workers):
             parent, child = ctx.Pipe()
             start = w * self.envs_per_worker
@@ -143,10 +187,12 @@ class TorchVectorizedEnv(VectorEnv):
                     parent if context_name == "fork" else None,
                     self._shared,
                     self._step_buffers,
+                    self._action_buffer,
                     self.single_observation_space,
                     self.single_action_space,
                     self.total_envs,
                     mode,
+                    os.getpid(),
                 ),
                 daemon=daemon,
             )
@@ -154,12 +200,20 @@ class TorchVectorizedEnv(VectorEnv):
             child.close()
             self._processes.append(process)
             self._pipes.append(parent)
+            self._watch(w, process, parent)
         self.closed = False
         self._waiting: str | None = None
         self._replies: list[Any] = [None] * self.num_workers
+        self._received = [False] * self.num_workers
+        self._raised: BaseException | None = None
+        self._has_reset = False
         self._default_seed = seed
-        spaces = self._gather("startup", STARTUP_TIMEOUT_S)
-        for w, worker_spaces in enumerate(spaces):
+        try:
+            ready = self._gather("startup", STARTUP_TIMEOUT_S)
+        except mp.TimeoutError:
+            self.close(terminate=True)
+            raise
+        for w, worker_spaces in enumerate(ready):
             for i, (obs_space, act_space) in enumerate(worker_spaces):
                 if obs_space != self.single_observation_space or act_space != self.single_action_space:
                     index = w * self.envs_per_worker + i
@@ -171,6 +225,19 @@ class TorchVectorizedEnv(VectorEnv):
                     )
 
     # ----------------------------------------------------------------------------------------- setup
+
+    def _watch(self, w: int, process: Any, pipe: Any) -> None:
+        """Registers worker ``w``'s pipe and a descriptor that becomes readable when it dies: a pidfd
+        (Linux 5.3+; it does not depend on who else holds pipes open), else the process sentinel."""
+        try:
+            death_fd = os.pidfd_open(process.pid)
+            self._death_fds.append(death_fd)
+        except (AttributeError, OSError):
+            death_fd = process.sentinel
+        self._fds_out.append(pipe.fileno())
+        for fd, kind in ((pipe.fileno(), "pipe"), (death_fd, "death")):
+            self._fds[fd] = (kind, w)
+            self._poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
 
     def _factories(self, env_factory: Any) -> list[Callable[[], Any]]:
         if callable(env_factory):
@@ -201,50 +268,88 @@ class TorchVectorizedEnv(VectorEnv):
 
     # ----------------------------------------------------------------------------------------- protocol
 
-    def _send(self, command: str, per_worker: list[Any]) -> None:
+    def _send(self, command: str, per_worker: list[Any] | None) -> None:
+        """Sends ``command`` to every worker (``per_worker`` None: the step doorbell, actions already
+        in the shared action buffer)."""
         if self.closed:
             raise RuntimeError("the environment is closed")
         if self._waiting is not None:
             raise RuntimeError(f"a {self._waiting} is still pending: call step_wait() first")
-        for pipe, data in zip(self._pipes, per_worker):
+        for w, fd in enumerate(self._fds_out):
+            message = STEP if per_worker is None else pickle.dumps((command, per_worker[w]), pickle.HIGHEST_PROTOCOL)
             try:
-                pipe.send((command, data))
+                send_message(fd, message)
             except (BrokenPipeError, OSError):
-                self._crashed()
+                self._crashed(w)
         self._waiting = command
-        self._replies = [None] * self.num_workers
+        self._received = [False] * self.num_workers
 
     def _gather(self, command: str, timeout: float | None) -> list[Any]:
-        """Every worker's reply to ``command``; raises (and shuts down) on an error or a dead worker."""
+        """Every worker's reply to ``command``. A sub-env's exception in reset/step raises
+        ``SubEnvError`` and a dead worker ``WorkerCrashedError`` (both shut everything down); an
+        exception in call/get_attr/set_attr is raised again once every worker has answered, and the
+        env stays usable.
+
+        A worker's death is noticed from its process (a pidfd, else its sentinel, and a liveness check
+        every ``LIVENESS_CHECK_S``), not from the pipe: a child the env forked may hold the pipe open."""
         self._waiting = command
         deadline = None if timeout is None else _now() + timeout
-        for w in range(self.num_workers):
-            if self._replies[w] is not None:
-                continue
-            pipe = self._pipes[w]
-            # A dead worker closes its end of the pipe, so recv() ends with EOFError instead of blocking.
-            if deadline is not None and not pipe.poll(max(0.0, deadline - _now())):
-                pending = sum(r is None for r in self._replies)
+        received = self._received
+        poll = self._poller.poll
+        while not all(received):
+            # Blocking here measured as fast as spinning (the workers spin, and the parent shares their cores).
+            wait_s = LIVENESS_CHECK_S if deadline is None else min(LIVENESS_CHECK_S, max(0.0, deadline - _now()))
+            ready = poll(wait_s * 1000.0)
+            dead = []
+            for fd, _ in ready:
+                kind, w = self._fds[fd]
+                if kind == "pipe" and not received[w]:
+                    self._receive(w)
+                elif kind == "death" or not self._processes[w].is_alive():
+                    dead.append(w)
+            if not ready:
+                dead = [w for w in range(self.num_workers) if not received[w] and not self._processes[w].is_alive()]
+            for w in dead:
+                # A reply sent just before the worker exited is still read first.
+                if not received[w] and self._pipes[w].poll(0):
+                    self._receive(w)
+                self._crashed(w)
+            if not ready and deadline is not None and _now() >= deadline and not all(received):
+                pending = received.count(False)
                 raise mp.TimeoutError(
                     f"{command}: {pending} worker(s) did not answer within {timeout} s; call again to keep waiting"
                 )
-            try:
-                status, payload = pipe.recv()
-            except (EOFError, OSError):
-                self._crashed(w)
-            if status == "error":
-                env_index, exc_type, message, remote_tb = payload
-                self.close(terminate=True)
-                raise SubEnvError(env_index, exc_type, message, remote_tb)
-            self._replies[w] = payload
         replies, self._replies, self._waiting = self._replies, [None] * self.num_workers, None
+        raised = self._raised
+        self._raised = None
+        if raised is not None:
+            raise raised
         return replies
 
-    def _crashed(self, worker: int | None = None) -> None:
-        if worker is None:
-            worker = next((w for w, p in enumerate(self._processes) if not p.is_alive()), 0)
+    def _receive(self, w: int) -> None:
+        """Reads worker ``w``'s reply into ``self._replies``."""
+        try:
+            message = recv_message(self._fds_out[w])
+        except (EOFError, OSError):
+            self._crashed(w)
+        self._received[w] = True
+        if message == STEP_DONE:
+            self._replies[w] = None
+            return
+        status, payload = pickle.loads(message)
+        if status in ("ok", "ready"):
+            self._replies[w] = payload
+        elif status == "raise":  # the caller's error (call/get_attr/set_attr): the worker goes on
+            if self._raised is None:
+                self._raised = _rebuild(*payload)
+        else:
+            env_index, exc_type, message_text, remote_tb, _ = payload
+            self.close(terminate=True)
+            raise SubEnvError(env_index, exc_type, message_text, remote_tb)
+
+    def _crashed(self, worker: int) -> NoReturn:
         process = self._processes[worker]
-        process.join(1.0)
+        _join(process, 1.0)
         first = worker * self.envs_per_worker
         code = process.exitcode
         self.close(terminate=True)
@@ -257,11 +362,13 @@ class TorchVectorizedEnv(VectorEnv):
         if self._shared is None:
             flat = [obs for worker_obs in payloads for obs in worker_obs]
             self._observations = concatenate(self.single_observation_space, flat, self._observations)
-        return deepcopy(self._observations)
+        return _copy_tree(self._observations) if self.copy else self._observations
 
-    def _batch_infos(self, per_worker: list[list[Any]]) -> dict[str, Any]:
+    def _batch_infos(self, per_worker: list[Any]) -> dict[str, Any]:
         infos: dict[str, Any] = {}
         for w, worker_infos in enumerate(per_worker):
+            if worker_infos is None:
+                continue
             for i, env_infos in enumerate(worker_infos):
                 for info in env_infos or ():
                     infos = self._add_info(infos, info, w * self.envs_per_worker + i)
@@ -276,6 +383,9 @@ class TorchVectorizedEnv(VectorEnv):
     def reset(
         self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        """As ``SyncVectorEnv.reset``: ``options["reset_mask"]`` (a bool array of ``total_envs``) resets
+        only the selected envs (the others keep their observation and episode) and is not passed on
+        to the sub-envs; the rest of ``options`` is."""
         if seed is None and self._default_seed is not None:
             seed, self._default_seed = self._default_seed, None
         if seed is None:
@@ -288,22 +398,38 @@ class TorchVectorizedEnv(VectorEnv):
             raise ValueError(f"seed must be None, an int, or a sequence of total_envs={self.total_envs} seeds")
         mask = None
         if options is not None and "reset_mask" in options:
-            mask = np.asarray(options["reset_mask"])
-            if mask.dtype != np.bool_ or mask.shape != (self.total_envs,):
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.total_envs},)")
+            mask = options["reset_mask"]
+            options = {key: value for key, value in options.items() if key != "reset_mask"}
+            if not isinstance(mask, np.ndarray):
+                raise TypeError(f"options['reset_mask'] must be a numpy array, got {type(mask)}")
+            if mask.shape != (self.total_envs,):
+                raise ValueError(f"options['reset_mask'] must have shape ({self.total_envs},), got {mask.shape}")
+            if mask.dtype != np.bool_:
+                raise TypeError(f"options['reset_mask'] must have dtype=np.bool_, got {mask.dtype}")
             if not mask.any():
                 raise ValueError("options['reset_mask'] must select at least one sub-environment")
+            if not self._has_reset and not mask.all():
+                raise ValueError("the first reset() must reset every sub-environment (no reset_mask, or an all-True one)")
         masks = self._split(mask) if mask is not None else [None] * self.num_workers
         self._send("reset", [(s, options, m) for s, m in zip(self._split(seeds), masks)])
         replies = self._gather("reset", None)
+        self._has_reset = True
         observations = self._read_observations([obs for obs, _ in replies])
         return observations, self._batch_infos([infos for _, infos in replies])
 
     def step_async(self, actions: Any) -> None:
         """Sends ``actions`` (leading dimension ``total_envs``) to the workers and returns at once."""
+        buffer = self._actions
+        if buffer is not None and type(actions) is np.ndarray and actions.dtype == buffer.dtype and actions.shape == buffer.shape:
+            # Fast path: one copy into shared memory and a one-byte doorbell per worker.
+            if self.closed or self._waiting is not None:
+                self._send("step", None)  # raises the right error
+            buffer[...] = actions
+            self._send("step", None)
+            return
         if not isinstance(actions, (dict, tuple)):
             actions = np.asarray(actions)
-        _check_leading_dimension(actions, self.total_envs)
+        _check_actions(actions, self.single_action_space, self.total_envs, "actions")
         k = self.envs_per_worker
         slices = [slice_views(actions, w * k, (w + 1) * k) for w in range(self.num_workers)]
         if isinstance(actions, np.ndarray) and actions.dtype != object:
@@ -316,8 +442,12 @@ class TorchVectorizedEnv(VectorEnv):
         if self._waiting != "step":
             raise RuntimeError("step_wait() needs a pending step_async()")
         replies = self._gather("step", timeout)
-        observations = self._read_observations([r[0] for r in replies])
-        infos = self._batch_infos([r[1] or [] for r in replies])
+        if self._shared is not None and not any(replies):
+            observations, infos = self._read_observations(replies), {}
+        else:
+            replies = [r or (None, None) for r in replies]
+            observations = self._read_observations([r[0] for r in replies])
+            infos = self._batch_infos([r[1] for r in replies])
         return observations, self._rewards.copy(), self._terminations.copy(), self._truncations.copy(), infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
@@ -325,11 +455,13 @@ class TorchVectorizedEnv(VectorEnv):
         return self.step_wait()
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Calls ``name(*args, **kwargs)`` on every sub-env (or reads it, if not callable)."""
+        """Calls ``name(*args, **kwargs)`` on every sub-env (or reads it, if not callable). An
+        exception (a missing attribute, a method that raises) is raised here; the env stays usable."""
         self._send("call", [(name, args, kwargs)] * self.num_workers)
         return tuple(value for reply in self._gather("call", None) for value in reply)
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
+        """``name`` of every sub-env; a missing attribute raises ``AttributeError`` (the env stays usable)."""
         self._send("get_attr", [name] * self.num_workers)
         return tuple(value for reply in self._gather("get_attr", None) for value in reply)
 
@@ -384,23 +516,80 @@ class TorchVectorizedEnv(VectorEnv):
         }
 
 
-def _check_leading_dimension(actions: Any, total_envs: int) -> None:
-    """Every array in (nested dict/tuple) ``actions`` must have ``total_envs`` rows."""
-    if isinstance(actions, dict):
-        for value in actions.values():
-            _check_leading_dimension(value, total_envs)
-    elif isinstance(actions, tuple):
-        for value in actions:
-            _check_leading_dimension(value, total_envs)
+def _check_actions(actions: Any, space: spaces.Space, total_envs: int, where: str) -> None:
+    """``actions`` must have the structure of ``space`` (a dict with its keys for a Dict space, a
+    tuple of its length for a Tuple space) and every array ``total_envs`` rows; else ``ValueError``."""
+    if isinstance(space, spaces.Dict):
+        if not isinstance(actions, dict):
+            raise ValueError(
+                f"{where} must be a dict with keys {sorted(space.spaces)} (the action space is a Dict), "
+                f"got {type(actions).__name__}"
+            )
+        missing = [key for key in space.spaces if key not in actions]
+        if missing:
+            raise ValueError(f"{where} lacks keys {missing}; the Dict action space has keys {sorted(space.spaces)}")
+        for key, subspace in space.spaces.items():
+            value = actions[key]
+            if not isinstance(value, (dict, tuple)):
+                value = np.asarray(value)
+            _check_actions(value, subspace, total_envs, f"{where}[{key!r}]")
+    elif isinstance(space, spaces.Tuple):
+        if not isinstance(actions, tuple) or len(actions) != len(space.spaces):
+            got = f"a tuple of {len(actions)}" if isinstance(actions, tuple) else type(actions).__name__
+            raise ValueError(
+                f"{where} must be a tuple of {len(space.spaces)} batches (the action space is a Tuple), got {got}"
+            )
+        for i, (value, subspace) in enumerate(zip(actions, space.spaces)):
+            if not isinstance(value, (dict, tuple)):
+                value = np.asarray(value)
+            _check_actions(value, subspace, total_envs, f"{where}[{i}]")
     else:
+        if isinstance(actions, (dict, tuple)):
+            raise ValueError(f"{where} must be an array with a leading dimension of total_envs={total_envs}, got a {type(actions).__name__}")
         shape = np.shape(actions)
         if shape == () or shape[0] != total_envs:
-            raise ValueError(f"actions must have a leading dimension of total_envs={total_envs}, got shape {shape}")
+            raise ValueError(f"{where} must have a leading dimension of total_envs={total_envs}, got shape {shape}")
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker (shown as the cause of the re-raised one)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _rebuild(env_index: int, exc_type: str, message: str, remote_tb: str, pickled: bytes | None) -> BaseException:
+    """The exception a worker reported for a call/get_attr/set_attr, with the remote traceback as cause."""
+    error: BaseException | None = None
+    if pickled is not None:
+        try:
+            error = pickle.loads(pickled)
+        except Exception:
+            error = None
+    if not isinstance(error, BaseException):
+        error = RuntimeError(f"sub-environment {env_index} raised {exc_type}: {message}")
+    error.__cause__ = _RemoteTraceback(f"\nsub-environment {env_index}, remote traceback:\n{remote_tb}")
+    return error
+
+
+def _copy_tree(value: Any) -> Any:
+    """A copy of a (nested dict/tuple of) array(s): what ``deepcopy`` gives, without its bookkeeping."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, dict):
+        return {key: _copy_tree(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_copy_tree(item) for item in value)
+    from copy import deepcopy
+
+    return deepcopy(value)
 
 
 def _now() -> float:
-    import time
-
     return time.monotonic()
 
 

@@ -1,0 +1,279 @@
+"""TorchVectorizedEnv failure modes a review found: each test fails without its fix."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torchwm
+import torchwm.vector
+from torchwm import TorchVectorizedEnv, WorkerCrashedError
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie that nobody reaped yet counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not all(_gone(pid) for pid in pids):
+        time.sleep(0.05)
+    return [pid for pid in pids if not _gone(pid)]
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class ForkingEnv(gym.Env):
+    """Forks a child that holds every inherited descriptor (the worker's pipe included) and sleeps;
+    action 1 kills the worker without a word."""
+
+    observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self, pid_file: str) -> None:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        with open(pid_file, "a") as f:
+            f.write(f"{pid}\n")
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        if action == 1:
+            os._exit(3)
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def test_dead_worker_whose_forked_child_holds_the_pipe_is_detected(tmp_path) -> None:
+    pid_file = str(tmp_path / "children")
+
+    def factory() -> gym.Env:
+        return ForkingEnv(pid_file)
+
+    env = TorchVectorizedEnv(factory, num_workers=2, envs_per_worker=1)
+    try:
+        env.reset()
+        start = time.monotonic()
+        with pytest.raises(WorkerCrashedError, match="worker 1"):
+            env.step(np.array([0, 1]))
+        assert time.monotonic() - start < 3
+        assert env.closed and all(not p.is_alive() for p in env._processes)
+    finally:
+        env.close()
+        with open(pid_file) as f:
+            _kill([int(line) for line in f if line.strip()])
+
+
+class OldApiGymEnv(gym.Env):
+    """The Gym vector guide's ``DictEnv``: a gymnasium.Env speaking the old API (reset() -> obs,
+    step() -> 4-tuple)."""
+
+    observation_space = gym.spaces.Dict(
+        {"position": gym.spaces.Box(-1.0, 1.0, (3,), np.float32), "velocity": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)}
+    )
+    action_space = gym.spaces.Dict({"fire": gym.spaces.Discrete(2), "jump": gym.spaces.Discrete(2)})
+
+    def reset(self):
+        self.t = 0
+        return {"position": np.zeros(3, np.float32), "velocity": np.zeros(2, np.float32)}
+
+    def step(self, action):
+        self.t += 1
+        observation = {"position": np.full(3, self.t / 10, np.float32), "velocity": np.full(2, action["jump"], np.float32)}
+        info = {"TimeLimit.truncated": True} if self.t == 3 else {}
+        return observation, float(action["fire"]), self.t >= 3, info
+
+
+def test_old_api_gymnasium_env_subclass_is_adapted() -> None:
+    with TorchVectorizedEnv(OldApiGymEnv, num_workers=2, envs_per_worker=2, seed=0) as env:
+        obs, info = env.reset()
+        assert obs["position"].shape == (4, 3) and info == {}
+        actions = {"fire": np.array([1, 0, 1, 0]), "jump": np.array([0, 1, 0, 1])}
+        obs, rewards, terminations, truncations, _ = env.step(actions)
+        np.testing.assert_array_equal(rewards, [1, 0, 1, 0])
+        np.testing.assert_array_equal(obs["velocity"][:, 0], [0, 1, 0, 1])
+        assert not terminations.any() and not truncations.any()
+        env.step(actions)
+        obs, rewards, terminations, truncations, _ = env.step(actions)
+        assert truncations.all() and not terminations.any()  # done + TimeLimit.truncated
+        obs, *_ = env.step(actions)  # next-step autoreset through the old reset()
+        np.testing.assert_array_equal(obs["position"], np.zeros((4, 3)))
+
+
+class OptionsEnv(gym.Env):
+    """Reset observation = ``options["start"]`` + the number of resets; refuses a reset_mask."""
+
+    observation_space = gym.spaces.Box(0, 1000, (2,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self.resets = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        if options is not None and "reset_mask" in options:
+            raise AssertionError("reset_mask reached the sub-environment")
+        self.resets += 1
+        self.t = 0
+        start = 0 if options is None else options.get("start", 0)
+        return np.array([start + self.resets, 0], np.float32), {"resets": self.resets}
+
+    def step(self, action):
+        self.t += 1
+        return np.array([self.resets, self.t], np.float32), 1.0, self.t >= 2 + int(action), False, {}
+
+
+def test_reset_mask_matches_sync_vector_env() -> None:
+    ours = TorchVectorizedEnv(OptionsEnv, num_workers=2, envs_per_worker=2)
+    reference = gym.vector.SyncVectorEnv([OptionsEnv] * 4)
+    try:
+        results = []
+        for env in (ours, reference):
+            out = [env.reset(seed=1, options={"start": 10})]
+            out.append(env.step(np.array([0, 1, 0, 1])))
+            out.append(env.step(np.array([0, 1, 0, 1])))  # envs 0 and 2 terminate
+            mask = np.array([True, True, False, False])
+            out.append(env.reset(options={"reset_mask": mask, "start": 100}))
+            for _ in range(3):
+                out.append(env.step(np.array([1, 1, 1, 1])))  # env 2 autoresets, 0 and 1 do not
+            results.append(out)
+        for got, expected in zip(*results):
+            for a, b in zip(got, expected):
+                if isinstance(a, dict):
+                    assert set(a) == set(b)
+                    for key in a:
+                        np.testing.assert_array_equal(a[key], b[key])
+                else:
+                    np.testing.assert_array_equal(a, b)
+        with pytest.raises(TypeError, match="numpy array"):
+            ours.reset(options={"reset_mask": [True] * 4})
+        with pytest.raises(ValueError, match="at least one"):
+            ours.reset(options={"reset_mask": np.zeros(4, bool)})
+    finally:
+        ours.close()
+        reference.close()
+
+
+class DictActionEnv(gym.Env):
+    observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gym.spaces.Dict({"jump": gym.spaces.Discrete(2), "turn": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)})
+    speed = 3.0
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.full(1, action["jump"], np.float32), float(action["turn"][0]), False, False, {}
+
+    def explode(self, reason: str):
+        raise KeyError(f"explode: {reason}")
+
+
+def test_malformed_actions_and_failing_calls_leave_the_env_usable() -> None:
+    with TorchVectorizedEnv(DictActionEnv, num_workers=2, envs_per_worker=2) as env:
+        env.reset(seed=0)
+        good = {"jump": np.array([1, 0, 1, 0]), "turn": np.full((4, 2), 0.5, np.float32)}
+        with pytest.raises(ValueError, match=r"lacks keys \['turn'\].*'jump', 'turn'"):
+            env.step({"jump": good["jump"]})
+        with pytest.raises(ValueError, match="must be a dict with keys"):
+            env.step(np.zeros(4, dtype=np.int64))
+        with pytest.raises(ValueError, match=r"actions\['turn'\] must have a leading dimension of total_envs=4"):
+            env.step({"jump": good["jump"], "turn": np.zeros((3, 2), np.float32)})
+        with pytest.raises(AttributeError, match="no_such_attribute"):
+            env.get_attr("no_such_attribute")
+        with pytest.raises(AttributeError):
+            env.call("no_such_method")
+        with pytest.raises(KeyError, match="explode: boom") as caught:
+            env.call("explode", "boom")
+        assert "remote traceback" in str(caught.value.__cause__)
+        env.set_attr("speed", [1.0, 2.0, 3.0, 4.0])
+        assert env.get_attr("speed") == (1.0, 2.0, 3.0, 4.0)
+        obs, rewards, *_ = env.step(good)  # still usable, every worker still there
+        np.testing.assert_array_equal(obs[:, 0], [1, 0, 1, 0])
+        np.testing.assert_array_equal(rewards, [0.5] * 4)
+        assert not env.closed and all(p.is_alive() for p in env._processes)
+
+
+class TupleActionEnv(DictActionEnv):
+    action_space = gym.spaces.Tuple((gym.spaces.Discrete(2), gym.spaces.Box(-1.0, 1.0, (2,), np.float32)))
+
+    def step(self, action):
+        return np.full(1, action[0], np.float32), float(action[1][0]), False, False, {}
+
+
+def test_malformed_tuple_action() -> None:
+    with TorchVectorizedEnv(TupleActionEnv, num_workers=1, envs_per_worker=2) as env:
+        env.reset()
+        with pytest.raises(ValueError, match="tuple of 2 batches.*got a tuple of 1"):
+            env.step((np.array([0, 1]),))
+        obs, rewards, *_ = env.step((np.array([0, 1]), np.full((2, 2), 0.25, np.float32)))
+        np.testing.assert_array_equal(rewards, [0.25, 0.25])
+
+
+@pytest.mark.parametrize("context", ["fork", "forkserver"])
+def test_workers_exit_when_the_parent_is_killed(context: str) -> None:
+    # The parent also forks a long-lived bystander that inherits (and so holds open) the workers' pipes:
+    # the workers must notice the parent's death without the pipes' EOF.
+    code = (
+        "import multiprocessing as mp, time\n"
+        "import gymnasium as gym\n"
+        "from functools import partial\n"
+        "from torchwm import TorchVectorizedEnv\n"
+        "if __name__ == '__main__':\n"
+        f"    env = TorchVectorizedEnv(partial(gym.make, 'CartPole-v1'), 2, 2, context={context!r})\n"
+        "    env.reset()\n"
+        "    bystander = mp.get_context('fork').Process(target=time.sleep, args=(30,), daemon=False)\n"
+        "    bystander.start()\n"
+        "    print(bystander.pid, *(p.pid for p in env._processes), flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 3, "the parent did not start"
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(10)
+        assert _wait_gone(pids[1:], 5) == []
+    finally:
+        _kill([parent.pid, *pids])
+        parent.stdout.close()
+
+
+def test_error_classes_are_exported() -> None:
+    for name in ("SubEnvError", "WorkerCrashedError", "TorchVectorizedEnv"):
+        assert getattr(torchwm, name) is getattr(torchwm.vector, name)
+        assert name in torchwm.__all__ and name in torchwm.vector.__all__
+
+
+def test_copy_false_returns_the_shared_buffer() -> None:
+    with TorchVectorizedEnv(OptionsEnv, num_workers=2, envs_per_worker=1, copy=False) as env:
+        first, _ = env.reset(options={"start": 10})
+        second, *_ = env.step(np.zeros(2, dtype=np.int64))
+        assert second is first  # the buffer itself, overwritten in place
+        np.testing.assert_array_equal(first[:, 1], [1, 1])
+    with TorchVectorizedEnv(OptionsEnv, num_workers=2, envs_per_worker=1) as env:
+        first, _ = env.reset(options={"start": 10})
+        second, *_ = env.step(np.zeros(2, dtype=np.int64))
+        np.testing.assert_array_equal(first[:, 1], [0, 0])  # a copy: the step did not touch it
+        assert second is not first
