@@ -229,35 +229,73 @@ fn write_version_header(dir: &Path) -> std::io::Result<()> {
     fs::write(dir.join("version.hpp"), header)
 }
 
-/// ALE is compiled as two unity translation units (the emulator core, and the per-game ROM
-/// settings), so the compiler can inline across ALE's files: `System::peek`/`poke` into the CPU
-/// loop, the TIA's helpers into its frame loop. ALE's own release build gets the same from LTO
-/// (CMake's INTERPROCEDURAL_OPTIMIZATION); LTO is not an option here because rustc's linker may
-/// not speak GCC's LTO. Two units, not one, so the two halves compile in parallel.
-fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) -> std::io::Result<[PathBuf; 2]> {
+/// Edits to ALE's pinned source, applied to copies in `generated`: that directory comes first on the
+/// include path, and the unity units include its copies instead of the originals. Each `from` must
+/// occur exactly once, or the build stops (the source is pinned by sha256, so it always does).
+const SOURCE_EDITS: [(&str, &[(&str, &str)]); 3] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
-    // inclusion in one translation unit; a fixed copy in `generated` (searched first) shadows it.
-    let null_dev = ale_src.join("ale/emucore/NullDev.hxx");
-    let text = fs::read_to_string(&null_dev)?;
-    let broken = "};\n#endif\n\n}  // namespace stella\n}  // namespace ale";
-    if !text.contains(broken) {
-        fail(&format!("{} is not the expected ALE {ALE_VERSION} header", null_dev.display()));
+    // inclusion in one translation unit.
+    (
+        "ale/emucore/NullDev.hxx",
+        &[("};\n#endif\n\n}  // namespace stella\n}  // namespace ale", "};\n\n}  // namespace stella\n}  // namespace ale\n#endif")],
+    ),
+    // The colour-averaging tables (an RGB -> palette map of 64^3 nearest-colour searches over 128
+    // colours) cost ~70 ms of every `loadROM`, that is of every env's construction and seeded
+    // reset, and are used only with `color_averaging` on: build them on first use instead.
+    (
+        "ale/environment/phosphor_blend.hpp",
+        &[("  uint8_t m_phosphor_blend_ratio;\n", "  uint8_t m_phosphor_blend_ratio;\n  bool m_average_palette_ready = false;\n")],
+    ),
+    (
+        "ale/environment/phosphor_blend.cpp",
+        &[
+            ("  m_phosphor_blend_ratio = 77;\n\n  makeAveragePalette();\n", "  m_phosphor_blend_ratio = 77;\n"),
+            (
+                "void PhosphorBlend::process(ALEScreen& screen) {\n",
+                "void PhosphorBlend::process(ALEScreen& screen) {\n  if (!m_average_palette_ready) {\n    \
+                 makeAveragePalette();\n    m_average_palette_ready = true;\n  }\n",
+            ),
+        ],
+    ),
+];
+
+/// Writes the edited copies (see `SOURCE_EDITS`) and the two unity translation units ALE is compiled
+/// as: the emulator core, and the per-game ROM settings (two, so they compile in parallel). One unit
+/// per half instead of 170 files builds ALE several times faster; the emulator runs as fast either way.
+fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) -> std::io::Result<[PathBuf; 2]> {
+    let mut edited = Vec::new();
+    for (relative, edits) in SOURCE_EDITS {
+        let original = ale_src.join(relative);
+        let mut text = fs::read_to_string(&original)?;
+        for (from, to) in edits {
+            if text.matches(from).count() != 1 {
+                fail(&format!("{} is not the expected ALE {ALE_VERSION} source", original.display()));
+            }
+            text = text.replace(from, to);
+        }
+        let copy = generated.join(relative);
+        fs::create_dir_all(copy.parent().expect("a file in a directory"))?;
+        write_if_changed(&copy, &text)?;
+        edited.push((original, copy));
     }
-    let fixed = text.replace(broken, "};\n\n}  // namespace stella\n}  // namespace ale\n#endif");
-    fs::create_dir_all(generated.join("ale/emucore"))?;
-    fs::write(generated.join("ale/emucore/NullDev.hxx"), fixed)?;
+    let source_of = |file: &PathBuf| edited.iter().find(|(original, _)| original == file).map_or(file.clone(), |e| e.1.clone());
 
     let games_dir = ale_src.join("ale/games");
     let (games, core): (Vec<&PathBuf>, Vec<&PathBuf>) = sources.iter().partition(|p| p.starts_with(&games_dir));
-    let mut units = [generated.join("ale_core_unity.cpp"), generated.join("ale_games_unity.cpp")];
-    for (unit, files) in units.iter_mut().zip([core, games]) {
-        let text: String = files.iter().map(|f| format!("#include \"{}\"\n", f.display())).collect();
-        // Rewrite only on change, so an unchanged unit is not recompiled.
-        if fs::read_to_string(&unit).ok().as_deref() != Some(text.as_str()) {
-            fs::write(&unit, text)?;
-        }
+    let units = [generated.join("ale_core_unity.cpp"), generated.join("ale_games_unity.cpp")];
+    for (unit, files) in units.iter().zip([core, games]) {
+        let text: String = files.iter().map(|f| format!("#include \"{}\"\n", source_of(f).display())).collect();
+        write_if_changed(unit, &text)?;
     }
     Ok(units)
+}
+
+/// Writes `text` unless the file already holds it, so an unchanged unit is not recompiled.
+fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
+    if fs::read_to_string(path).ok().as_deref() != Some(text) {
+        fs::write(path, text)?;
+    }
+    Ok(())
 }
 
 fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {

@@ -77,3 +77,21 @@ def test_modes_difficulties_and_state_round_trip() -> None:
     np.testing.assert_array_equal(ours.screen_rgb(), reference.getScreenRGB())
     assert before.shape == (210, 160, 3)
     reference.restoreState(reference_state)
+
+
+@pytest.mark.parametrize("game", ["pong", "space_invaders"])
+def test_colour_averaging_matches_ale_py(game: str) -> None:
+    # torchwm builds ALE's colour-averaging tables on first use instead of in every loadROM.
+    path = str(roms.get_rom_path(game))
+    reference, ours = ALEInterface(), _core.Ale()
+    reference.setBool("color_averaging", True)
+    ours.set_bool("color_averaging", True)
+    reference.loadROM(path)
+    ours.load_rom(path)
+    actions = reference.getMinimalActionSet()
+    rng = np.random.default_rng(3)
+    for frame in range(300):
+        action = actions[rng.integers(len(actions))]
+        assert ours.act(action.value) == reference.act(action), frame
+        np.testing.assert_array_equal(ours.screen_rgb(), reference.getScreenRGB(), err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(ours.screen_grayscale(), reference.getScreenGrayscale(), err_msg=f"frame {frame}")
