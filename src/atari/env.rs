@@ -10,7 +10,7 @@ use super::config::{AtariConfig, ObsFormat};
 use crate::ale::{Ale, ACTION_FIRE, ACTION_NOOP};
 use crate::error::{Error, Result};
 use crate::ffi::NoopRng;
-use crate::preprocess::{maxpool_into, pool_gray_frames, FrameStack, GrayPalette, Resizer};
+use crate::preprocess::{maxpool_into, FrameStack, GrayPooler, Resizer};
 
 /// Scalars of one env after a step or reset, as reported in a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -31,17 +31,9 @@ pub struct AtariEnv {
     has_fire_action: bool,
     noop_rng: NoopRng,
     /// The last two captured frames: `[0]` the newest, `[1]` the one before. Grayscale: raw palette
-    /// indices (converted while pooling, into `pooled`); RGB: pixels, `[0]` also the max-pool target.
+    /// indices, pooled by `gray`; RGB: pixels, `[0]` also the max-pool target.
     raw_frames: [Vec<u8>; 2],
-    /// Grayscale only: ALE's grayscale value of each palette index.
-    gray_palette: Option<Box<GrayPalette>>,
-    /// Grayscale only: the last pooled frame, which the next pool starts from when no new frame was
-    /// captured (ale_py pools into its newest frame in place).
-    pooled: Vec<u8>,
-    /// Grayscale only: `raw_frames[0]` was captured after the last pool; `raw_frames[1]` is black
-    /// (after a reset, as ale_py zeroes it).
-    newest_is_new: bool,
-    previous_is_black: bool,
+    gray: Option<Box<GrayPooler>>,
     resizer: Resizer,
     stack: FrameStack,
     elapsed_frames: u32,
@@ -76,7 +68,7 @@ impl AtariEnv {
         let channels = config.obs_format.channels();
         let gray = config.obs_format == ObsFormat::Grayscale;
         let raw_size = raw_h * raw_w * if gray { 1 } else { channels };
-        let gray_palette = if gray { Some(Box::new(ale.grayscale_palette()?)) } else { None };
+        let gray = if gray { Some(Box::new(GrayPooler::new(ale.grayscale_palette()?, raw_h, raw_w))) } else { None };
         Ok(Self {
             ale,
             rom_path: rom_path.to_path_buf(),
@@ -85,10 +77,7 @@ impl AtariEnv {
             has_fire_action,
             noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed))?,
             raw_frames: [vec![0; raw_size], vec![0; raw_size]],
-            gray_palette,
-            pooled: vec![0; if gray { raw_size } else { 0 }],
-            newest_is_new: false,
-            previous_is_black: true,
+            gray,
             resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),
             stack: FrameStack::new(config.stack_num, config.frame_size()),
             elapsed_frames: config.max_episode_frames + 1,
@@ -152,7 +141,9 @@ impl AtariEnv {
         self.stack.clear();
         self.capture_screen(0)?;
         self.raw_frames[1].fill(0);
-        self.previous_is_black = true;
+        if let Some(gray) = &mut self.gray {
+            gray.reset();
+        }
         self.process_screen();
         self.elapsed_frames = 0;
         self.reward = 0;
@@ -224,10 +215,8 @@ impl AtariEnv {
         match self.config.obs_format {
             ObsFormat::Grayscale => {
                 self.ale.screen_raw_into(buffer)?;
-                if index == 0 {
-                    self.newest_is_new = true;
-                } else {
-                    self.previous_is_black = false;
+                if let Some(gray) = &mut self.gray {
+                    gray.captured(index);
                 }
                 Ok(())
             }
@@ -237,19 +226,15 @@ impl AtariEnv {
 
     fn process_screen(&mut self) {
         let [newest, previous] = &mut self.raw_frames;
-        let frame = if let Some(palette) = &self.gray_palette {
-            let newest = self.newest_is_new.then_some(newest.as_slice());
-            let previous = (self.config.maxpool && !self.previous_is_black).then_some(previous.as_slice());
-            pool_gray_frames(&mut self.pooled, newest, previous, palette);
-            self.newest_is_new = false;
-            &self.pooled
+        if let Some(gray) = &mut self.gray {
+            let (frame, changed_rows) = gray.pool(newest, previous, self.config.maxpool);
+            self.resizer.resize_changed_rows(frame, changed_rows, self.stack.next_slot());
         } else {
             if self.config.maxpool {
                 maxpool_into(newest, previous);
             }
-            newest
-        };
-        self.resizer.resize(frame, self.stack.next_slot());
+            self.resizer.resize(newest, self.stack.next_slot());
+        }
         self.stack.advance();
     }
 }

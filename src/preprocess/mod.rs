@@ -5,6 +5,6 @@ mod maxpool;
 mod resize;
 
 pub use frame_stack::FrameStack;
-pub use grayscale::{pool_gray_frames, GrayPalette};
+pub use grayscale::{GrayPalette, GrayPooler};
 pub use maxpool::maxpool_into;
 pub use resize::Resizer;

@@ -95,16 +95,19 @@ enum Method {
     /// row spans): OpenCV recomputes a source row for each destination row it touches, with identical
     /// results, so computing it once changes no bit; the ring keeps the working set small.
     /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
-    /// Grayscale images run the horizontal pass `LANES` rows at a time through `tile` (source rows
-    /// transposed) and `lanes_out`; both are empty for other images.
-    Area {
+    Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
+    /// Grayscale area resize: the horizontal pass runs `LANES` rows at a time through `tile` (source
+    /// rows transposed) and `lanes_out`, into `rows`, which keeps every source row's pass so that
+    /// [`Resizer::resize_changed_rows`] recomputes only what changed; `last_out` is the last result
+    /// (`None` before the first).
+    AreaGray {
         x: AreaAxis,
         y: AreaAxis,
         rows: Vec<f32>,
         sum: Vec<f32>,
-        row_f32: Vec<f32>,
         tile: Vec<[f32; LANES]>,
         lanes_out: Vec<[f32; LANES]>,
+        last_out: Option<Vec<u8>>,
     },
     Linear { xofs: Vec<usize>, xw: Vec<[i32; 2]>, yofs: Vec<usize>, yw: Vec<[i32; 2]>, rows: [Vec<i32>; 2] },
 }
@@ -182,47 +185,17 @@ fn saturate_u8(value: f32) -> u8 {
     ((value.clamp(0.0, 255.0) + MAGIC) - MAGIC) as u8
 }
 
-/// The vertical half of the area resize: a ring of the horizontal passes of recent source rows,
-/// and each destination row computed as soon as its last source row is in.
-struct VerticalPass<'a> {
-    y: &'a AreaAxis,
-    rows: &'a mut [f32],
-    sum: &'a mut [f32],
-    width: usize,
-    dst_h: usize,
-    next_dy: usize,
-}
-
-impl VerticalPass<'_> {
-    fn is_done(&self) -> bool {
-        self.next_dy == self.dst_h
-    }
-
-    /// The ring slot that receives the horizontal pass of source row `sy`.
-    fn row_slot(&mut self, sy: usize) -> &mut [f32] {
-        let slot = sy % (self.rows.len() / self.width);
-        &mut self.rows[slot * self.width..(slot + 1) * self.width]
-    }
-
-    /// Computes every destination row whose last source row is `sy`: its source rows' passes
-    /// weighted and summed in order.
-    fn emit_rows_ending_at(&mut self, sy: usize, dst: &mut [u8]) {
-        let (width, ring) = (self.width, self.rows.len() / self.width);
-        while self.next_dy < self.dst_h && self.y.first[self.next_dy] + self.y.weights[self.next_dy].len() - 1 == sy {
-            let (first, weights) = (self.y.first[self.next_dy], &self.y.weights[self.next_dy]);
-            self.sum.fill(0.0);
-            for (k, &beta) in weights.iter().enumerate() {
-                let slot = (first + k) % ring;
-                for (a, &r) in self.sum.iter_mut().zip(&self.rows[slot * width..(slot + 1) * width]) {
-                    *a += beta * r;
-                }
-            }
-            let out = &mut dst[self.next_dy * width..(self.next_dy + 1) * width];
-            for (o, &a) in out.iter_mut().zip(self.sum.iter()) {
-                *o = saturate_u8(a);
-            }
-            self.next_dy += 1;
+/// One destination row of the vertical pass: the horizontal passes `row(k)` of its source rows,
+/// weighted and summed in order, rounded to `u8`.
+fn vertical_row<'r>(weights: &[f32], row: impl Fn(usize) -> &'r [f32], sum: &mut [f32], out: &mut [u8]) {
+    sum.fill(0.0);
+    for (k, &beta) in weights.iter().enumerate() {
+        for (a, &r) in sum.iter_mut().zip(row(k)) {
+            *a += beta * r;
         }
+    }
+    for (o, &a) in out.iter_mut().zip(sum.iter()) {
+        *o = saturate_u8(a);
     }
 }
 
@@ -242,15 +215,24 @@ impl Resizer {
             } else {
                 let y_axis = area_axis(src_h, dst_h, scale_y);
                 let x_axis = area_axis(src_w, dst_w, scale_x);
-                let lanes = channels == 1 && x_axis.max_taps <= MAX_FIXED_TAPS;
-                Method::Area {
-                    tile: if lanes { vec![[0.0; LANES]; src_w + MAX_FIXED_TAPS] } else { Vec::new() },
-                    lanes_out: if lanes { vec![[0.0; LANES]; dst_w] } else { Vec::new() },
-                    x: x_axis,
-                    rows: vec![0.0; y_axis.max_taps.max(1) * dst_w * channels],
-                    y: y_axis,
-                    sum: vec![0.0; dst_w * channels],
-                    row_f32: vec![0.0; (src_w + MAX_FIXED_TAPS) * channels],
+                if channels == 1 && x_axis.max_taps <= MAX_FIXED_TAPS {
+                    Method::AreaGray {
+                        x: x_axis,
+                        y: y_axis,
+                        rows: vec![0.0; src_h * dst_w],
+                        sum: vec![0.0; dst_w],
+                        tile: vec![[0.0; LANES]; src_w + MAX_FIXED_TAPS],
+                        lanes_out: vec![[0.0; LANES]; dst_w],
+                        last_out: None,
+                    }
+                } else {
+                    Method::Area {
+                        x: x_axis,
+                        rows: vec![0.0; y_axis.max_taps.max(1) * dst_w * channels],
+                        y: y_axis,
+                        sum: vec![0.0; dst_w * channels],
+                        row_f32: vec![0.0; (src_w + MAX_FIXED_TAPS) * channels],
+                    }
                 }
             }
         } else {
@@ -267,6 +249,61 @@ impl Resizer {
 
     pub fn dst_len(&self) -> usize {
         self.dst_h * self.dst_w * self.channels
+    }
+
+    /// Resizes a grayscale image of which only the source rows marked in `changed` can differ from
+    /// the last call's image (`None`: any row may have changed): those rows' horizontal passes and
+    /// the destination rows they reach are recomputed, the others copied from the last result.
+    /// The output is bit-identical to [`resize`](Self::resize). Other images are resized whole.
+    pub fn resize_changed_rows(&mut self, src: &[u8], changed: Option<&[bool]>, dst: &mut [u8]) {
+        let Method::AreaGray { x, y, rows, sum, tile, lanes_out, last_out } = &mut self.method else {
+            return self.resize(src, dst);
+        };
+        assert_eq!(src.len(), self.src_h * self.src_w, "source image has the wrong size");
+        assert_eq!(dst.len(), self.dst_h * self.dst_w, "destination image has the wrong size");
+        let (src_w, width) = (self.src_w, self.dst_w);
+        if let Some(changed) = changed {
+            assert_eq!(changed.len(), self.src_h, "one changed flag per source row");
+        }
+        let last = last_out.as_deref().filter(|_| changed.is_some());
+        let is_changed = |rows: std::ops::Range<usize>| last.is_none() || changed.is_some_and(|c| c[rows].contains(&true));
+        for (group, src_rows) in src.chunks(src_w * LANES).enumerate() {
+            let first_row = group * LANES;
+            let count = src_rows.len() / src_w;
+            if !is_changed(first_row..first_row + count) {
+                continue;
+            }
+            for (lane, src_row) in src_rows.chunks_exact(src_w).enumerate() {
+                for (t, &v) in tile.iter_mut().zip(src_row) {
+                    t[lane] = v as f32;
+                }
+            }
+            match x.max_taps {
+                1 => horizontal_pass_lanes::<1>(tile, x, lanes_out),
+                2 => horizontal_pass_lanes::<2>(tile, x, lanes_out),
+                3 => horizontal_pass_lanes::<3>(tile, x, lanes_out),
+                _ => horizontal_pass_lanes::<4>(tile, x, lanes_out),
+            }
+            for lane in 0..count {
+                let row = &mut rows[(first_row + lane) * width..(first_row + lane + 1) * width];
+                for (o, pixel) in row.iter_mut().zip(lanes_out.iter()) {
+                    *o = pixel[lane];
+                }
+            }
+        }
+        for (dy, out) in dst.chunks_exact_mut(width).enumerate() {
+            let (first, weights) = (y.first[dy], &y.weights[dy]);
+            match last {
+                Some(last) if !is_changed(first..first + weights.len()) => {
+                    out.copy_from_slice(&last[dy * width..(dy + 1) * width]);
+                }
+                _ => vertical_row(weights, |k| &rows[(first + k) * width..(first + k + 1) * width], sum, out),
+            }
+        }
+        match last_out {
+            Some(last) => last.copy_from_slice(dst),
+            None => *last_out = Some(dst.to_vec()),
+        }
     }
 
     pub fn resize(&mut self, src: &[u8], dst: &mut [u8]) {
@@ -295,38 +332,17 @@ impl Resizer {
                     }
                 }
             }
-            Method::Area { x, y, rows, sum, row_f32, tile, lanes_out } => {
-                let mut vertical = VerticalPass { y, rows, sum, width: dst_w * cn, dst_h: self.dst_h, next_dy: 0 };
-                if !tile.is_empty() {
-                    // Grayscale: source rows `LANES` at a time, transposed into the tile.
-                    for (group, src_rows) in src.chunks(src_w * LANES).enumerate() {
-                        for (lane, src_row) in src_rows.chunks_exact(src_w).enumerate() {
-                            for (t, &v) in tile.iter_mut().zip(src_row) {
-                                t[lane] = v as f32;
-                            }
-                        }
-                        match x.max_taps {
-                            1 => horizontal_pass_lanes::<1>(tile, x, lanes_out),
-                            2 => horizontal_pass_lanes::<2>(tile, x, lanes_out),
-                            3 => horizontal_pass_lanes::<3>(tile, x, lanes_out),
-                            _ => horizontal_pass_lanes::<4>(tile, x, lanes_out),
-                        }
-                        for lane in 0..src_rows.len() / src_w {
-                            let sy = group * LANES + lane;
-                            for (o, pixel) in vertical.row_slot(sy).iter_mut().zip(lanes_out.iter()) {
-                                *o = pixel[lane];
-                            }
-                            vertical.emit_rows_ending_at(sy, dst);
-                        }
-                    }
-                    return;
-                }
+            Method::AreaGray { .. } => self.resize_changed_rows(src, None, dst),
+            Method::Area { x, y, rows, sum, row_f32 } => {
+                let width = dst_w * cn;
+                let ring = rows.len() / width;
+                let mut next_dy = 0;
                 for (sy, src_row) in src.chunks_exact(src_w * cn).enumerate() {
-                    if vertical.is_done() {
+                    if next_dy == self.dst_h {
                         break;
                     }
                     // Horizontal pass of source row `sy`, into its slot of the ring of recent rows.
-                    let out_row = vertical.row_slot(sy);
+                    let out_row = &mut rows[(sy % ring) * width..(sy % ring + 1) * width];
                     for (f, &v) in row_f32.iter_mut().zip(src_row) {
                         *f = v as f32;
                     }
@@ -341,7 +357,14 @@ impl Resizer {
                         (4, 3) => horizontal_pass::<4, 3>(row_f32, x, out_row),
                         _ => horizontal_pass_any(row_f32, x, cn, out_row),
                     }
-                    vertical.emit_rows_ending_at(sy, dst);
+                    // Vertical pass of every destination row whose last source row this is.
+                    while next_dy < self.dst_h && y.first[next_dy] + y.weights[next_dy].len() - 1 == sy {
+                        let first = y.first[next_dy];
+                        let slot = |k: usize| (first + k) % ring;
+                        let out = &mut dst[next_dy * width..(next_dy + 1) * width];
+                        vertical_row(&y.weights[next_dy], |k| &rows[slot(k) * width..(slot(k) + 1) * width], sum, out);
+                        next_dy += 1;
+                    }
                 }
             }
             Method::Linear { xofs, xw, yofs, yw, rows } => {
@@ -422,6 +445,32 @@ mod tests {
             for (i, px) in out_rgb.chunks_exact(3).enumerate() {
                 assert_eq!(px, [out_gray[i]; 3], "{h}x{w} -> {dh}x{dw}, pixel {i}");
             }
+        }
+    }
+
+    #[test]
+    fn resizing_changed_rows_matches_a_full_resize() {
+        let (h, w) = (210, 160);
+        let mut incremental = Resizer::new(h, w, 84, 84, 1);
+        let mut image: Vec<u8> = (0..h * w).map(|i| (i * 31 % 251) as u8).collect();
+        let mut out = vec![0u8; 84 * 84];
+        incremental.resize_changed_rows(&image, None, &mut out);
+        let mut state = 12345u64;
+        for round in 0..40 {
+            // Change a few rows (some at the edges of 8-row groups, some not at all in a round).
+            let mut changed = vec![false; h];
+            for _ in 0..round % 5 {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let row = (state >> 33) as usize % h;
+                changed[row] = true;
+                for v in &mut image[row * w..(row + 1) * w] {
+                    *v = v.wrapping_add((state >> 20) as u8 | 1);
+                }
+            }
+            incremental.resize_changed_rows(&image, Some(&changed), &mut out);
+            let mut expected = vec![0u8; 84 * 84];
+            Resizer::new(h, w, 84, 84, 1).resize(&image, &mut expected);
+            assert_eq!(out, expected, "round {round}");
         }
     }
 
