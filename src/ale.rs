@@ -5,6 +5,7 @@ use std::sync::Once;
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, c_string, RawAle, RawState};
+use crate::preprocess::Palette;
 
 /// Number of single-player actions (`PLAYER_A_NOOP` .. `PLAYER_A_DOWNLEFTFIRE`).
 pub const NUM_ACTIONS: i32 = 18;
@@ -170,11 +171,19 @@ impl Ale {
     pub fn screen_rgb_into(&self, buf: &mut [u8]) -> Result<()> {
         self.raw.screen_rgb(buf)
     }
-    /// The grayscale value of each raw screen byte (palette index), as `screen_grayscale` maps it.
-    pub fn grayscale_palette(&self) -> Result<[u8; 256]> {
+    /// The grayscale value of each raw screen byte (palette index), as `screen_grayscale` maps it
+    /// (in all three entries).
+    pub fn grayscale_palette(&self) -> Result<Palette> {
         let mut table = [0u8; 256];
         self.raw.grayscale_palette(&mut table)?;
-        Ok(table)
+        Ok(table.map(|gray| [gray; 3]))
+    }
+
+    /// The RGB colour of each raw screen byte (palette index), as `screen_rgb` maps it.
+    pub fn rgb_palette(&self) -> Result<Palette> {
+        let mut table = [0u8; 768];
+        self.raw.rgb_palette(&mut table)?;
+        Ok(std::array::from_fn(|i| [table[3 * i], table[3 * i + 1], table[3 * i + 2]]))
     }
     pub fn screen_grayscale(&self) -> Result<Vec<u8>> {
         let (h, w) = self.screen_dims()?;

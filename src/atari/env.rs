@@ -10,7 +10,7 @@ use super::config::{AtariConfig, ObsFormat};
 use crate::ale::{Ale, ACTION_FIRE, ACTION_NOOP};
 use crate::error::{Error, Result};
 use crate::ffi::NoopRng;
-use crate::preprocess::{maxpool_into, FrameStack, GrayPooler, Resizer};
+use crate::preprocess::{FramePooler, FrameStack, Resizer};
 
 /// Scalars of one env after a step or reset, as reported in a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -30,10 +30,10 @@ pub struct AtariEnv {
     action_set: Vec<i32>,
     has_fire_action: bool,
     noop_rng: NoopRng,
-    /// The last two captured frames: `[0]` the newest, `[1]` the one before. Grayscale: raw palette
-    /// indices, pooled by `gray`; RGB: pixels, `[0]` also the max-pool target.
+    /// The last two captured raw frames (palette indices): `[0]` the newest, `[1]` the one before.
     raw_frames: [Vec<u8>; 2],
-    gray: Option<Box<GrayPooler>>,
+    /// Turns them into the pooled grayscale or RGB frame.
+    pooler: FramePooler,
     resizer: Resizer,
     stack: FrameStack,
     elapsed_frames: u32,
@@ -66,9 +66,10 @@ impl AtariEnv {
         let has_fire_action = action_set.contains(&ACTION_FIRE);
         let (raw_h, raw_w) = ale.screen_dims()?;
         let channels = config.obs_format.channels();
-        let gray = config.obs_format == ObsFormat::Grayscale;
-        let raw_size = raw_h * raw_w * if gray { 1 } else { channels };
-        let gray = if gray { Some(Box::new(GrayPooler::new(ale.grayscale_palette()?, raw_h, raw_w))) } else { None };
+        let palette = match config.obs_format {
+            ObsFormat::Grayscale => ale.grayscale_palette()?,
+            ObsFormat::Rgb => ale.rgb_palette()?,
+        };
         Ok(Self {
             ale,
             rom_path: rom_path.to_path_buf(),
@@ -76,8 +77,8 @@ impl AtariEnv {
             action_set,
             has_fire_action,
             noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed))?,
-            raw_frames: [vec![0; raw_size], vec![0; raw_size]],
-            gray,
+            raw_frames: [vec![0; raw_h * raw_w], vec![0; raw_h * raw_w]],
+            pooler: FramePooler::new(palette, channels, raw_h, raw_w),
             resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),
             stack: FrameStack::new(config.stack_num, config.frame_size()),
             elapsed_frames: config.max_episode_frames + 1,
@@ -140,10 +141,7 @@ impl AtariEnv {
         }
         self.stack.clear();
         self.capture_screen(0)?;
-        self.raw_frames[1].fill(0);
-        if let Some(gray) = &mut self.gray {
-            gray.reset();
-        }
+        self.pooler.reset();
         self.process_screen();
         self.elapsed_frames = 0;
         self.reward = 0;
@@ -211,30 +209,15 @@ impl AtariEnv {
     }
 
     fn capture_screen(&mut self, index: usize) -> Result<()> {
-        let buffer = &mut self.raw_frames[index];
-        match self.config.obs_format {
-            ObsFormat::Grayscale => {
-                self.ale.screen_raw_into(buffer)?;
-                if let Some(gray) = &mut self.gray {
-                    gray.captured(index);
-                }
-                Ok(())
-            }
-            ObsFormat::Rgb => self.ale.screen_rgb_into(buffer),
-        }
+        self.ale.screen_raw_into(&mut self.raw_frames[index])?;
+        self.pooler.captured(index);
+        Ok(())
     }
 
     fn process_screen(&mut self) {
-        let [newest, previous] = &mut self.raw_frames;
-        if let Some(gray) = &mut self.gray {
-            let (frame, changed_rows) = gray.pool(newest, previous, self.config.maxpool);
-            self.resizer.resize_changed_rows(frame, changed_rows, self.stack.next_slot());
-        } else {
-            if self.config.maxpool {
-                maxpool_into(newest, previous);
-            }
-            self.resizer.resize(newest, self.stack.next_slot());
-        }
+        let [newest, previous] = &self.raw_frames;
+        let (frame, changed_rows) = self.pooler.pool(newest, previous, self.config.maxpool);
+        self.resizer.resize_changed_rows(frame, changed_rows, self.stack.next_slot());
         self.stack.advance();
     }
 }

@@ -216,6 +216,17 @@ int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
+int twm_ale_rgb_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
+  TWM_PROTECT({
+    check_buffer(len, 256 * 3, "RGB palette");
+    ale::ColourPalette& palette = loaded(ale).theOSystem->colourPalette();
+    for (int index = 0; index < 256; ++index) {
+      uint8_t source = static_cast<uint8_t>(index);
+      palette.applyPaletteRGB(&buf[3 * index], &source, 1);
+    }
+  })
+}
+
 int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) {
   TWM_PROTECT({
     const ale::ALEInterface& interface = loaded(ale);

@@ -60,6 +60,8 @@ int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len);
 int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len);
 /* The grayscale value ALE gives each screen byte (palette index): 256 entries. */
 int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len);
+/* The RGB colour ALE gives each screen byte: 256 x 3 bytes. */
+int twm_ale_rgb_palette(const TwmAle* ale, uint8_t* buf, size_t len);
 
 int twm_ale_ram(const TwmAle* ale, uint8_t* buf, size_t len, size_t* ram_size);
 int twm_ale_set_ram(TwmAle* ale, size_t index, uint8_t value);

@@ -61,6 +61,7 @@ extern "C" {
     fn twm_ale_screen_grayscale(ale: *const TwmAle, buf: *mut u8, len: usize) -> c_int;
     fn twm_ale_screen_rgb(ale: *const TwmAle, buf: *mut u8, len: usize) -> c_int;
     fn twm_ale_grayscale_palette(ale: *const TwmAle, buf: *mut u8, len: usize) -> c_int;
+    fn twm_ale_rgb_palette(ale: *const TwmAle, buf: *mut u8, len: usize) -> c_int;
     fn twm_ale_ram(ale: *const TwmAle, buf: *mut u8, len: usize, ram_size: *mut usize) -> c_int;
     fn twm_ale_set_ram(ale: *mut TwmAle, index: usize, value: u8) -> c_int;
     fn twm_ale_clone_state(ale: *mut TwmAle, include_rng: c_int, out: *mut *mut TwmState) -> c_int;
@@ -280,6 +281,10 @@ impl RawAle {
     pub(crate) fn grayscale_palette(&self, buf: &mut [u8; 256]) -> Result<()> {
         // SAFETY: as screen_raw; the shim checks the length against 256.
         check(unsafe { twm_ale_grayscale_palette(self.const_ptr(), buf.as_mut_ptr(), buf.len()) })
+    }
+    pub(crate) fn rgb_palette(&self, buf: &mut [u8; 768]) -> Result<()> {
+        // SAFETY: as screen_raw; the shim checks the length against 768.
+        check(unsafe { twm_ale_rgb_palette(self.const_ptr(), buf.as_mut_ptr(), buf.len()) })
     }
     pub(crate) fn ram(&self) -> Result<Vec<u8>> {
         let mut buf = vec![0u8; 128];

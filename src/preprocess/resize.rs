@@ -53,24 +53,27 @@ fn horizontal_pass<const T: usize, const C: usize>(row: &[f32], axis: &AreaAxis,
     }
 }
 
-/// Rows the grayscale horizontal pass handles at once, one per SIMD lane.
+/// Rows the multi-row horizontal pass handles at once, one per SIMD lane.
 const LANES: usize = 8;
 
-/// Horizontal pass of `LANES` grayscale rows at once: `tile[x][lane]` is source pixel `x` of row
-/// `lane` (zero-padded), `out[dx][lane]` gets destination pixel `dx`. Each lane does exactly the
-/// per-pixel arithmetic of [`horizontal_pass`] (same products, same order), so results are
-/// bit-identical; running the lanes side by side lets the compiler use vector instructions, which
-/// the one-row pass (a different source offset per destination pixel) cannot.
-fn horizontal_pass_lanes<const T: usize>(tile: &[[f32; LANES]], axis: &AreaAxis, out: &mut [[f32; LANES]]) {
-    for ((&first, weights), pixel) in axis.first.iter().zip(&axis.padded).zip(out.iter_mut()) {
-        let taps = &tile[first..first + T];
-        let mut acc = [0.0f32; LANES];
-        for k in 0..T {
-            for lane in 0..LANES {
-                acc[lane] += taps[k][lane] * weights[k];
+/// Horizontal pass of `LANES` rows at once, `T` taps, `C` interleaved channels: `tile[x * C + c][lane]`
+/// is channel `c` of source pixel `x` in row `lane` (zero-padded), `out[dx * C + c][lane]` gets
+/// destination pixel `dx`. Each lane does exactly the per-pixel arithmetic of [`horizontal_pass`]
+/// (same products, same order), so results are bit-identical; running the lanes side by side lets
+/// the compiler use vector instructions, which the one-row pass (a different source offset per
+/// destination pixel) cannot.
+fn horizontal_pass_lanes<const T: usize, const C: usize>(tile: &[[f32; LANES]], axis: &AreaAxis, out: &mut [[f32; LANES]]) {
+    for ((&first, weights), pixel) in axis.first.iter().zip(&axis.padded).zip(out.chunks_exact_mut(C)) {
+        let taps = &tile[first * C..(first + T) * C];
+        for (c, channel) in pixel.iter_mut().enumerate() {
+            let mut acc = [0.0f32; LANES];
+            for k in 0..T {
+                for lane in 0..LANES {
+                    acc[lane] += taps[k * C + c][lane] * weights[k];
+                }
             }
+            *channel = acc;
         }
-        *pixel = acc;
     }
 }
 
@@ -96,11 +99,11 @@ enum Method {
     /// results, so computing it once changes no bit; the ring keeps the working set small.
     /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
     Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
-    /// Grayscale area resize: the horizontal pass runs `LANES` rows at a time through `tile` (source
-    /// rows transposed) and `lanes_out`, into `rows`, which keeps every source row's pass so that
-    /// [`Resizer::resize_changed_rows`] recomputes only what changed; `last_out` is the last result
-    /// (`None` before the first).
-    AreaGray {
+    /// Area resize of gray or RGB images with up to `MAX_FIXED_TAPS` taps: the horizontal pass runs
+    /// `LANES` rows at a time through `tile` (source rows transposed) and `lanes_out`, into `rows`,
+    /// which keeps every source row's pass so that [`Resizer::resize_changed_rows`] recomputes only
+    /// what changed; `last_out` is the last result (`None` before the first).
+    AreaLanes {
         x: AreaAxis,
         y: AreaAxis,
         rows: Vec<f32>,
@@ -215,14 +218,14 @@ impl Resizer {
             } else {
                 let y_axis = area_axis(src_h, dst_h, scale_y);
                 let x_axis = area_axis(src_w, dst_w, scale_x);
-                if channels == 1 && x_axis.max_taps <= MAX_FIXED_TAPS {
-                    Method::AreaGray {
+                if matches!(channels, 1 | 3) && x_axis.max_taps <= MAX_FIXED_TAPS {
+                    Method::AreaLanes {
                         x: x_axis,
                         y: y_axis,
-                        rows: vec![0.0; src_h * dst_w],
-                        sum: vec![0.0; dst_w],
-                        tile: vec![[0.0; LANES]; src_w + MAX_FIXED_TAPS],
-                        lanes_out: vec![[0.0; LANES]; dst_w],
+                        rows: vec![0.0; src_h * dst_w * channels],
+                        sum: vec![0.0; dst_w * channels],
+                        tile: vec![[0.0; LANES]; (src_w + MAX_FIXED_TAPS) * channels],
+                        lanes_out: vec![[0.0; LANES]; dst_w * channels],
                         last_out: None,
                     }
                 } else {
@@ -251,17 +254,19 @@ impl Resizer {
         self.dst_h * self.dst_w * self.channels
     }
 
-    /// Resizes a grayscale image of which only the source rows marked in `changed` can differ from
-    /// the last call's image (`None`: any row may have changed): those rows' horizontal passes and
-    /// the destination rows they reach are recomputed, the others copied from the last result.
-    /// The output is bit-identical to [`resize`](Self::resize). Other images are resized whole.
+    /// Resizes an image of which only the source rows marked in `changed` can differ from the last
+    /// call's image (`None`: any row may have changed): those rows' horizontal passes and the
+    /// destination rows they reach are recomputed, the others copied from the last result. The
+    /// output is bit-identical to [`resize`](Self::resize). Sizes other than area down-scales with
+    /// at most `MAX_FIXED_TAPS` taps, and channel counts other than 1 and 3, are resized whole.
     pub fn resize_changed_rows(&mut self, src: &[u8], changed: Option<&[bool]>, dst: &mut [u8]) {
-        let Method::AreaGray { x, y, rows, sum, tile, lanes_out, last_out } = &mut self.method else {
+        let cn = self.channels;
+        let Method::AreaLanes { x, y, rows, sum, tile, lanes_out, last_out } = &mut self.method else {
             return self.resize(src, dst);
         };
-        assert_eq!(src.len(), self.src_h * self.src_w, "source image has the wrong size");
-        assert_eq!(dst.len(), self.dst_h * self.dst_w, "destination image has the wrong size");
-        let (src_w, width) = (self.src_w, self.dst_w);
+        assert_eq!(src.len(), self.src_h * self.src_w * cn, "source image has the wrong size");
+        assert_eq!(dst.len(), self.dst_h * self.dst_w * cn, "destination image has the wrong size");
+        let (src_w, width) = (self.src_w * cn, self.dst_w * cn);
         if let Some(changed) = changed {
             assert_eq!(changed.len(), self.src_h, "one changed flag per source row");
         }
@@ -278,11 +283,15 @@ impl Resizer {
                     t[lane] = v as f32;
                 }
             }
-            match x.max_taps {
-                1 => horizontal_pass_lanes::<1>(tile, x, lanes_out),
-                2 => horizontal_pass_lanes::<2>(tile, x, lanes_out),
-                3 => horizontal_pass_lanes::<3>(tile, x, lanes_out),
-                _ => horizontal_pass_lanes::<4>(tile, x, lanes_out),
+            match (x.max_taps, cn) {
+                (1, 1) => horizontal_pass_lanes::<1, 1>(tile, x, lanes_out),
+                (2, 1) => horizontal_pass_lanes::<2, 1>(tile, x, lanes_out),
+                (3, 1) => horizontal_pass_lanes::<3, 1>(tile, x, lanes_out),
+                (_, 1) => horizontal_pass_lanes::<4, 1>(tile, x, lanes_out),
+                (1, _) => horizontal_pass_lanes::<1, 3>(tile, x, lanes_out),
+                (2, _) => horizontal_pass_lanes::<2, 3>(tile, x, lanes_out),
+                (3, _) => horizontal_pass_lanes::<3, 3>(tile, x, lanes_out),
+                (_, _) => horizontal_pass_lanes::<4, 3>(tile, x, lanes_out),
             }
             for lane in 0..count {
                 let row = &mut rows[(first_row + lane) * width..(first_row + lane + 1) * width];
@@ -332,7 +341,7 @@ impl Resizer {
                     }
                 }
             }
-            Method::AreaGray { .. } => self.resize_changed_rows(src, None, dst),
+            Method::AreaLanes { .. } => self.resize_changed_rows(src, None, dst),
             Method::Area { x, y, rows, sum, row_f32 } => {
                 let width = dst_w * cn;
                 let ring = rows.len() / width;
@@ -433,27 +442,38 @@ mod tests {
     }
 
     #[test]
-    fn grayscale_lanes_match_the_one_row_pass_bit_for_bit() {
-        // Gray images take the multi-row pass, RGB ones the one-row pass; an RGB image whose three
-        // channels equal a gray image must give that gray result in every channel.
+    fn multi_row_passes_match_the_one_row_pass_bit_for_bit() {
+        // Gray and RGB images take the multi-row pass; 2-channel ones the one-row pass. A 2-channel
+        // image whose channels equal a gray image must give that gray result in both channels, and
+        // an RGB image with the gray image in every channel the same in all three.
         for (h, w, dh, dw) in [(210, 160, 84, 84), (210, 160, 64, 48), (13, 29, 5, 11), (250, 160, 84, 84)] {
             let gray: Vec<u8> = (0..h * w).map(|i| ((i * 7919 + i / w * 31) % 256) as u8).collect();
+            let two: Vec<u8> = gray.iter().flat_map(|&v| [v, v]).collect();
             let rgb: Vec<u8> = gray.iter().flat_map(|&v| [v, v, v]).collect();
+            let mut out_two = vec![0u8; dh * dw * 2];
+            Resizer::new(h, w, dh, dw, 2).resize(&two, &mut out_two);
             let (mut out_gray, mut out_rgb) = (vec![0u8; dh * dw], vec![0u8; dh * dw * 3]);
             Resizer::new(h, w, dh, dw, 1).resize(&gray, &mut out_gray);
             Resizer::new(h, w, dh, dw, 3).resize(&rgb, &mut out_rgb);
-            for (i, px) in out_rgb.chunks_exact(3).enumerate() {
-                assert_eq!(px, [out_gray[i]; 3], "{h}x{w} -> {dh}x{dw}, pixel {i}");
+            for (i, px) in out_two.chunks_exact(2).enumerate() {
+                assert_eq!(px, [out_gray[i]; 2], "{h}x{w} -> {dh}x{dw}, pixel {i}");
+                assert_eq!(out_rgb[i * 3..i * 3 + 3], [out_gray[i]; 3], "{h}x{w} -> {dh}x{dw}, pixel {i}");
             }
         }
     }
 
     #[test]
     fn resizing_changed_rows_matches_a_full_resize() {
-        let (h, w) = (210, 160);
-        let mut incremental = Resizer::new(h, w, 84, 84, 1);
+        for channels in [1, 3] {
+            resize_changed_rows_matches_a_full_resize(channels);
+        }
+    }
+
+    fn resize_changed_rows_matches_a_full_resize(channels: usize) {
+        let (h, w) = (210, 160 * channels);
+        let mut incremental = Resizer::new(h, 160, 84, 84, channels);
         let mut image: Vec<u8> = (0..h * w).map(|i| (i * 31 % 251) as u8).collect();
-        let mut out = vec![0u8; 84 * 84];
+        let mut out = vec![0u8; 84 * 84 * channels];
         incremental.resize_changed_rows(&image, None, &mut out);
         let mut state = 12345u64;
         for round in 0..40 {
@@ -468,9 +488,9 @@ mod tests {
                 }
             }
             incremental.resize_changed_rows(&image, Some(&changed), &mut out);
-            let mut expected = vec![0u8; 84 * 84];
-            Resizer::new(h, w, 84, 84, 1).resize(&image, &mut expected);
-            assert_eq!(out, expected, "round {round}");
+            let mut expected = vec![0u8; 84 * 84 * channels];
+            Resizer::new(h, 160, 84, 84, channels).resize(&image, &mut expected);
+            assert_eq!(out, expected, "{channels} channels, round {round}");
         }
     }
 
