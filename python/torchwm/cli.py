@@ -91,6 +91,7 @@ def bench(args: argparse.Namespace) -> int:
             "game": args.game,
             "seconds_per_point": args.seconds,
             "repeats": args.repeats,
+            "process_rounds": args.process_rounds,
             "frameskip": 4,
             "obs": "84x84 gray, stack 4",
             "policy_ms": args.policy_ms,
@@ -125,7 +126,7 @@ def bench(args: argparse.Namespace) -> int:
     if args.suite in ("process", "all"):
         from torchwm.benchmarks.process_bench import run_process_benchmarks
 
-        process_rows = run_process_benchmarks(seconds=args.seconds)
+        process_rows = run_process_benchmarks(seconds=args.seconds, rounds=args.process_rounds)
         report["process"] = process_rows
         print()
         print(_format_table(process_rows, ["case", "backend", "num_envs", "steps_per_s", "torchwm_x"]))
@@ -152,7 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16])
     p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
-    p.add_argument("--repeats", type=int, default=3, help="interleaved repeats; the median is reported")
+    p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
+    p.add_argument(
+        "--process-rounds", type=int, default=5, help="process suite: interleaved rounds per case (split --seconds); the median is reported"
+    )
     p.add_argument("--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)")
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
