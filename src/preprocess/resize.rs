@@ -266,19 +266,19 @@ impl Resizer {
         };
         assert_eq!(src.len(), self.src_h * self.src_w * cn, "source image has the wrong size");
         assert_eq!(dst.len(), self.dst_h * self.dst_w * cn, "destination image has the wrong size");
-        let (src_w, width) = (self.src_w * cn, self.dst_w * cn);
+        let (src_row_len, width) = (self.src_w * cn, self.dst_w * cn);
         if let Some(changed) = changed {
             assert_eq!(changed.len(), self.src_h, "one changed flag per source row");
         }
         let last = last_out.as_deref().filter(|_| changed.is_some());
         let is_changed = |rows: std::ops::Range<usize>| last.is_none() || changed.is_some_and(|c| c[rows].contains(&true));
-        for (group, src_rows) in src.chunks(src_w * LANES).enumerate() {
+        for (group, src_rows) in src.chunks(src_row_len * LANES).enumerate() {
             let first_row = group * LANES;
-            let count = src_rows.len() / src_w;
+            let count = src_rows.len() / src_row_len;
             if !is_changed(first_row..first_row + count) {
                 continue;
             }
-            for (lane, src_row) in src_rows.chunks_exact(src_w).enumerate() {
+            for (lane, src_row) in src_rows.chunks_exact(src_row_len).enumerate() {
                 for (t, &v) in tile.iter_mut().zip(src_row) {
                     t[lane] = v as f32;
                 }
