@@ -72,7 +72,7 @@ fn main() {
         // As ALE's release build: assertions off (one asserts on negative seeds, which ale_py passes through).
         .define("NDEBUG", None)
         .flag_if_supported("-w")
-        // `generated` first: it holds the fixed copy of a header (see `write_unity_sources`).
+        // `generated` first: it holds the edited copies of ALE files (see `SOURCE_EDITS`).
         .include(&generated)
         .include(&ale_src)
         .include("src/ffi")
