@@ -15,6 +15,10 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
+#[path = "build/ale_edits.rs"]
+mod ale_edits;
+use ale_edits::SOURCE_EDITS;
+
 const ALE_VERSION: &str = "0.12.1";
 const SDIST_NAME: &str = "ale_py-0.12.1.tar.gz";
 const SDIST_SHA256: &str = "c503d574c5983e1063b451201ccb779d935919c0f6bf116fb0f4f8aa4c86d249";
@@ -36,6 +40,7 @@ fn main() {
         println!("cargo:rerun-if-env-changed={var}");
     }
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/ale_edits.rs");
     println!("cargo:rerun-if-changed=src/ffi/ale_shim.cpp");
     println!("cargo:rerun-if-changed=src/ffi/ale_shim.h");
 
@@ -228,36 +233,6 @@ fn write_version_header(dir: &Path) -> std::io::Result<()> {
     );
     fs::write(dir.join("version.hpp"), header)
 }
-
-/// Edits to ALE's pinned source, applied to copies in `generated`: that directory comes first on the
-/// include path, and the unity units include its copies instead of the originals. Each `from` must
-/// occur exactly once, or the build stops (the source is pinned by sha256, so it always does).
-const SOURCE_EDITS: [(&str, &[(&str, &str)]); 3] = [
-    // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
-    // inclusion in one translation unit.
-    (
-        "ale/emucore/NullDev.hxx",
-        &[("};\n#endif\n\n}  // namespace stella\n}  // namespace ale", "};\n\n}  // namespace stella\n}  // namespace ale\n#endif")],
-    ),
-    // The colour-averaging tables (an RGB -> palette map of 64^3 nearest-colour searches over 128
-    // colours) cost ~70 ms of every `loadROM`, that is of every env's construction and seeded
-    // reset, and are used only with `color_averaging` on: build them on first use instead.
-    (
-        "ale/environment/phosphor_blend.hpp",
-        &[("  uint8_t m_phosphor_blend_ratio;\n", "  uint8_t m_phosphor_blend_ratio;\n  bool m_average_palette_ready = false;\n")],
-    ),
-    (
-        "ale/environment/phosphor_blend.cpp",
-        &[
-            ("  m_phosphor_blend_ratio = 77;\n\n  makeAveragePalette();\n", "  m_phosphor_blend_ratio = 77;\n"),
-            (
-                "void PhosphorBlend::process(ALEScreen& screen) {\n",
-                "void PhosphorBlend::process(ALEScreen& screen) {\n  if (!m_average_palette_ready) {\n    \
-                 makeAveragePalette();\n    m_average_palette_ready = true;\n  }\n",
-            ),
-        ],
-    ),
-];
 
 /// Writes the edited copies (see `SOURCE_EDITS`) and the two unity translation units ALE is compiled
 /// as: the emulator core, and the per-game ROM settings (two, so they compile in parallel). One unit
