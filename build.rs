@@ -253,6 +253,7 @@ fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) ->
         write_if_changed(&copy, &text)?;
         edited.push((original, copy));
     }
+    remove_stale_copies(&generated.join("ale"), &edited.iter().map(|e| e.1.clone()).collect::<Vec<_>>())?;
     let source_of = |file: &PathBuf| edited.iter().find(|(original, _)| original == file).map_or(file.clone(), |e| e.1.clone());
 
     let games_dir = ale_src.join("ale/games");
@@ -263,6 +264,20 @@ fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) ->
         write_if_changed(unit, &text)?;
     }
     Ok(units)
+}
+
+/// Deletes edited copies left in `dir` by an earlier build whose edits are gone: `generated` comes
+/// first on the include path, so a stale header copy would still be compiled.
+fn remove_stale_copies(dir: &Path, keep: &[PathBuf]) -> std::io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            remove_stale_copies(&path, keep)?;
+        } else if !keep.contains(&path) {
+            fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `text` unless the file already holds it, so an unchanged unit is not recompiled.

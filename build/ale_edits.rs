@@ -83,41 +83,87 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
 #if defined(__SSE2__)
         // 16 pixels at a time: each pixel's object bits from the masks with byte compares, then
         // the collisions and colours by table, pixel by pixel. Reads no mask entry past the span.
-        const __m128i zero = _mm_setzero_si128();
-        const __m128i pfBits = _mm_set1_epi32(int(pf));
-        const __m128i grp0Bits = _mm_set1_epi8(char(grp0)), grp1Bits = _mm_set1_epi8(char(grp1));
-        for(; ending - pixel >= 16; pixel += 16, hpos += 16)
+        if(ending - pixel >= 16)
         {
-          __m128i pfOff[4];
-          for(int i = 0; i < 4; ++i)
-            pfOff[i] = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i*)(pfMask + hpos + 4 * i)), pfBits), zero);
-          const __m128i pfOffBytes = _mm_packs_epi16(_mm_packs_epi32(pfOff[0], pfOff[1]), _mm_packs_epi32(pfOff[2], pfOff[3]));
-          __m128i objects = _mm_andnot_si128(pfOffBytes, _mm_set1_epi8(myPFBit));
+          // Broadcasts from general registers: GCC's _mm_set1_epi8 goes through the stack and
+          // stalls on store forwarding, once per span.
+          auto bytes = [](uint32_t value) { return _mm_set1_epi32(int(value * 0x01010101u)); };
+          const __m128i zero = _mm_setzero_si128();
+          const __m128i pfBits = _mm_set1_epi32(int(pf));
+          const __m128i grp0Bits = bytes(grp0), grp1Bits = bytes(grp1);
+          const __m128i pfBit = bytes(myPFBit), p0Bit = bytes(myP0Bit), p1Bit = bytes(myP1Bit);
+          const __m128i ballBit = bytes(ball), missile0Bit = bytes(missile0), missile1Bit = bytes(missile1);
           // `bit` where the mask byte, ANDed with `select`, is nonzero.
-          auto objectBits = [&](const uint8_t* mask, __m128i select, uint8_t bit) {
+          auto objectBits = [&](const uint8_t* mask, __m128i select, __m128i bit) {
             const __m128i hit = _mm_and_si128(_mm_loadu_si128((const __m128i*)(mask + hpos)), select);
-            return _mm_andnot_si128(_mm_cmpeq_epi8(hit, zero), _mm_set1_epi8(char(bit)));
+            return _mm_andnot_si128(_mm_cmpeq_epi8(hit, zero), bit);
           };
-          const __m128i all = _mm_set1_epi8(char(0xff));
-          objects = _mm_or_si128(objects, objectBits(blMask, all, ball));
-          objects = _mm_or_si128(objects, objectBits(p1Mask, grp1Bits, myP1Bit));
-          objects = _mm_or_si128(objects, objectBits(m1Mask, all, missile1));
-          objects = _mm_or_si128(objects, objectBits(p0Mask, grp0Bits, myP0Bit));
-          objects = _mm_or_si128(objects, objectBits(m0Mask, all, missile0));
-          alignas(16) uint8_t enabled[16];
-          _mm_store_si128((__m128i*)enabled, objects);
-          // Runs of one object combination, on one side of the screen, are the common case.
-          const bool uniform = _mm_movemask_epi8(_mm_cmpeq_epi8(objects, _mm_set1_epi8(char(enabled[0])))) == 0xffff;
-          if(uniform && (hpos >= 80 || hpos + 16 <= 80))
+          const __m128i all = _mm_set1_epi32(-1);
+          auto nonzero = [&](__m128i v) { return _mm_andnot_si128(_mm_cmpeq_epi8(v, zero), all); };
+          auto select = [](__m128i lanes, __m128i a, __m128i b) {
+            return _mm_or_si128(_mm_and_si128(lanes, a), _mm_andnot_si128(lanes, b));
+          };
+          const __m128i p0OrM0 = bytes(myP0Bit | myM0Bit), p1OrM1 = bytes(myP1Bit | myM1Bit);
+          const __m128i colorBK = bytes(colors[0]), colorPF = bytes(colors[1]);
+          const __m128i colorP0 = bytes(colors[2]), colorP1 = bytes(colors[3]);
+          const __m128i laneIndex = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+          const bool priority = myPlayfieldPriorityAndScore & PriorityBit;
+          const bool score = myPlayfieldPriorityAndScore & ScoreBit;
+          for(; ending - pixel >= 16; pixel += 16, hpos += 16)
           {
-            collision |= ourCollisionTable[enabled[0]];
-            std::memset(pixel, colors[(hpos < 80 ? encoderLeft : encoderRight)[enabled[0]]], 16);
-            continue;
-          }
-          for(int i = 0; i < 16; ++i)
-          {
-            collision |= ourCollisionTable[enabled[i]];
-            pixel[i] = colors[(hpos + i < 80 ? encoderLeft : encoderRight)[enabled[i]]];
+            __m128i pfOff[4];
+            for(int i = 0; i < 4; ++i)
+              pfOff[i] = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i*)(pfMask + hpos + 4 * i)), pfBits), zero);
+            const __m128i pfOffBytes = _mm_packs_epi16(_mm_packs_epi32(pfOff[0], pfOff[1]), _mm_packs_epi32(pfOff[2], pfOff[3]));
+            __m128i objects = _mm_andnot_si128(pfOffBytes, pfBit);
+            objects = _mm_or_si128(objects, objectBits(blMask, all, ballBit));
+            objects = _mm_or_si128(objects, objectBits(p1Mask, grp1Bits, p1Bit));
+            objects = _mm_or_si128(objects, objectBits(m1Mask, all, missile1Bit));
+            objects = _mm_or_si128(objects, objectBits(p0Mask, grp0Bits, p0Bit));
+            objects = _mm_or_si128(objects, objectBits(m0Mask, all, missile0Bit));
+            const uint8_t first = uint8_t(_mm_cvtsi128_si32(objects));
+            // Runs of one object combination, on one side of the screen, are the common case.
+            const bool uniform = _mm_movemask_epi8(_mm_cmpeq_epi8(objects, bytes(first))) == 0xffff;
+            if(uniform && (hpos >= 80 || hpos + 16 <= 80))
+            {
+              collision |= ourCollisionTable[first];
+              std::memset(pixel, colors[(hpos < 80 ? encoderLeft : encoderRight)[first]], 16);
+              continue;
+            }
+            // The colours by the priority encoder's rules (see the TIA constructor), lane by lane.
+            const __m128i p0Lanes = nonzero(_mm_and_si128(objects, p0OrM0));
+            const __m128i p1Lanes = nonzero(_mm_and_si128(objects, p1OrM1));
+            const __m128i pfLanes = nonzero(_mm_and_si128(objects, pfBit));
+            const __m128i blLanes = nonzero(_mm_and_si128(objects, bytes(myBLBit)));
+            __m128i color = colorBK;
+            if(priority)
+            {
+              color = select(p1Lanes, colorP1, color);
+              color = select(p0Lanes, colorP0, color);
+              color = select(_mm_or_si128(pfLanes, blLanes), colorPF, color);
+            }
+            else
+            {
+              color = select(blLanes, colorPF, color);
+              // In score mode the playfield takes player 0's colour on the left, player 1's on the right.
+              const __m128i left = hpos >= 80 ? zero
+                  : _mm_cmplt_epi8(laneIndex, _mm_set1_epi8(char(hpos + 16 <= 80 ? 16 : 80 - hpos)));
+              color = select(pfLanes, score ? select(left, colorP0, colorP1) : colorPF, color);
+              // Player 1 does not cover the playfield drawn in player 0's colour.
+              const __m128i keptP0 = score ? _mm_and_si128(pfLanes, left) : zero;
+              color = select(_mm_andnot_si128(keptP0, p1Lanes), colorP1, color);
+              color = select(p0Lanes, colorP0, color);
+            }
+            _mm_storeu_si128((__m128i*)pixel, color);
+            // Collisions need two objects on one pixel: rare, so looked up only then.
+            const __m128i overlaps = _mm_and_si128(objects, _mm_sub_epi8(objects, bytes(1)));
+            if(_mm_movemask_epi8(_mm_cmpeq_epi8(overlaps, zero)) != 0xffff)
+            {
+              alignas(16) uint8_t enabled[16];
+              _mm_store_si128((__m128i*)enabled, objects);
+              for(int i = 0; i < 16; ++i)
+                collision |= ourCollisionTable[enabled[i]];
+            }
           }
         }
 #endif
