@@ -118,9 +118,12 @@ def bench(args: argparse.Namespace) -> int:
             r["frames_per_s"] = round(r["frames_per_s"])
         print()
         print(_format_table(rows, ["backend", "mode", "num_envs", "steps_per_s", "frames_per_s", "torchwm_x"]))
-        print(f"\nraw single-thread emulator: {raw_fps:,.0f} frames/s; cores: {summary['cores']}")
-        for n, eff in summary["torchwm_frames_vs_cores_x_raw"].items():
-            print(f"torchwm x{n}: emulator frames/s = {eff:.2f} x (cores x raw single-thread)")
+        print(f"\ncores: {summary['cores']}")
+        for emulator, fps in raw_fps.items():
+            label = {"torchwm": "torchwm's ALE build", "ale_py": "stock ALE (ale_py)"}[emulator]
+            print(f"raw single-thread {label}: {fps:,.0f} frames/s")
+            for n, eff in summary["torchwm_frames_vs_cores_x_raw"][emulator].items():
+                print(f"  torchwm x{n}: emulator frames/s = {eff:.2f} x (cores x that)")
         if _plot(report["atari"]["results"], out_dir / "atari_throughput.png", f"{args.game}: env steps/s (higher is better)"):
             print(f"plot: {out_dir / 'atari_throughput.png'}")
     if args.suite in ("process", "all"):

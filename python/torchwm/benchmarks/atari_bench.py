@@ -109,6 +109,26 @@ def raw_emulator_frames_per_second(game: str, frames: int = 20_000) -> float:
     return _core.emulator_frames_per_second(str(rom_path(game)), frames)
 
 
+def stock_ale_frames_per_second(game: str, frames: int = 20_000) -> float:
+    """The same loop on ale_py's own ALEInterface (stock ALE, from Python, as the issue measured it):
+    torchwm compiles ALE with a faster TIA pixel loop, so its raw speed is not stock ALE's."""
+    from ale_py import ALEInterface, LoggerMode
+
+    ALEInterface.setLoggerMode(LoggerMode.Error)
+    ale = ALEInterface()
+    ale.setInt("random_seed", 0)
+    ale.loadROM(str(rom_path(game)))
+    actions = ale.getMinimalActionSet()
+    choices = np.random.default_rng(0).integers(len(actions), size=frames)
+    start = time.perf_counter()
+    for choice in choices:
+        ale.act(actions[choice])
+        if ale.game_over():
+            ale.reset_game()
+    return frames / (time.perf_counter() - start)
+
+
+
 def measure_backend(
     backend: str,
     game: str,
@@ -157,9 +177,9 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def summarize(results: list[AtariResult], raw_fps: float) -> dict[str, Any]:
+def summarize(results: list[AtariResult], raw_fps: dict[str, float]) -> dict[str, Any]:
     """Ratios the targets are stated in: torchwm against each backend at each num_envs, and torchwm's
-    emulator frames/s against cores x raw single-thread frames/s."""
+    emulator frames/s against cores x raw single-thread frames/s, of each raw emulator measured."""
     by_key = {(r.backend, r.num_envs, r.mode): r for r in results}
     ratios: dict[str, dict[str, float]] = {}
     for r in results:
@@ -168,9 +188,13 @@ def summarize(results: list[AtariResult], raw_fps: float) -> dict[str, Any]:
         ours = by_key.get(("torchwm", r.num_envs, "sync"))
         if ours is not None:
             ratios.setdefault(str(r.num_envs), {})[r.backend] = ours.steps_per_s / r.steps_per_s
-    ceiling = cpu_count() * raw_fps
     efficiency = {
-        str(r.num_envs): r.frames_per_s / ceiling for r in results if r.backend == "torchwm" and r.mode == "sync"
+        emulator: {
+            str(r.num_envs): r.frames_per_s / (cpu_count() * fps)
+            for r in results
+            if r.backend == "torchwm" and r.mode == "sync"
+        }
+        for emulator, fps in raw_fps.items()
     }
     return {
         "raw_single_thread_frames_per_s": raw_fps,
@@ -188,10 +212,14 @@ def measure_all(
     policy_ms: float,
     progress: Any = None,
     repeats: int = 1,
-) -> tuple[list[AtariResult], float]:
+) -> tuple[list[AtariResult], dict[str, float]]:
     """Runs every backend at every num_envs, ``repeats`` times, interleaved so that drifting machine
-    load hits all backends alike, and keeps the median of each point."""
-    raw_rates = [raw_emulator_frames_per_second(game)]
+    load hits all backends alike, and keeps the median of each point. Also returns the median raw
+    single-thread frames/s of torchwm's emulator and, when ale_py is benchmarked, of stock ALE."""
+    emulators: dict[str, Callable[[str], float]] = {"torchwm": raw_emulator_frames_per_second}
+    if "ale_py" in backends:
+        emulators["ale_py"] = stock_ale_frames_per_second
+    raw_rates = {name: [measure(game)] for name, measure in emulators.items()}
     samples: dict[tuple[str, int, str], list[AtariResult]] = {}
     for _ in range(repeats):
         for num_envs in num_envs_list:
@@ -208,8 +236,9 @@ def measure_all(
                 samples.setdefault((result.backend, result.num_envs, result.mode), []).append(result)
             if progress is not None:
                 progress.update(2)
-        raw_rates.append(raw_emulator_frames_per_second(game))
+        for name, measure in emulators.items():
+            raw_rates[name].append(measure(game))
     results = [
         sorted(runs, key=lambda r: r.steps_per_s)[len(runs) // 2] for runs in samples.values()
     ]
-    return results, float(np.median(raw_rates))
+    return results, {name: float(np.median(rates)) for name, rates in raw_rates.items()}
