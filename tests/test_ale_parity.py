@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 import pytest
 from ale_py import ALEInterface, roms
@@ -24,6 +27,17 @@ def _pair(game: str, seed: int, sticky: float) -> tuple[ALEInterface, _core.Ale]
     ours.set_float("repeat_action_probability", sticky)
     ours.load_rom(path)
     return reference, ours
+
+
+def _same_random_actions(
+    reference: ALEInterface, ours: _core.Ale, actions: list[Any], frames: int, seed: int
+) -> Iterator[int]:
+    """Plays the same random actions on both emulators, checking each reward; yields the frame index."""
+    rng = np.random.default_rng(seed)
+    for frame in range(frames):
+        action = actions[rng.integers(len(actions))]
+        assert ours.act(action.value) == reference.act(action), frame
+        yield frame
 
 
 @pytest.mark.parametrize("sticky", [0.0, 0.25])
@@ -88,11 +102,7 @@ def test_colour_averaging_matches_ale_py(game: str) -> None:
     ours.set_bool("color_averaging", True)
     reference.loadROM(path)
     ours.load_rom(path)
-    actions = reference.getMinimalActionSet()
-    rng = np.random.default_rng(3)
-    for frame in range(300):
-        action = actions[rng.integers(len(actions))]
-        assert ours.act(action.value) == reference.act(action), frame
+    for frame in _same_random_actions(reference, ours, reference.getMinimalActionSet(), frames=300, seed=3):
         np.testing.assert_array_equal(ours.screen_rgb(), reference.getScreenRGB(), err_msg=f"frame {frame}")
         np.testing.assert_array_equal(ours.screen_grayscale(), reference.getScreenGrayscale(), err_msg=f"frame {frame}")
 
@@ -112,11 +122,7 @@ def test_every_supported_game_matches_ale_py(game: str) -> None:
     reference = ALEInterface()
     reference.setInt("random_seed", 11)
     reference.loadROM(path)
-    actions = reference.getLegalActionSet()
-    rng = np.random.default_rng(5)
-    for frame in range(1000):
-        action = actions[rng.integers(len(actions))]
-        assert ours.act(action.value) == reference.act(action), frame
+    for frame in _same_random_actions(reference, ours, reference.getLegalActionSet(), frames=1000, seed=5):
         if frame % 4 == 0:
             np.testing.assert_array_equal(ours.screen_raw(), reference.getScreen(), err_msg=f"frame {frame}")
         if reference.game_over():
