@@ -151,8 +151,9 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
         // The frame holds the low byte of each colour register.
         const uint8_t colors[4] = {uint8_t(myColor[0]), uint8_t(myColor[1]), uint8_t(myColor[2]), uint8_t(myColor[3])};
 #if defined(__SSE2__)
-        // 16 pixels at a time: each pixel's object bits from the masks with byte compares, then
-        // the collisions and colours by table, pixel by pixel. Reads no mask entry past the span.
+        // 16 pixels at a time: each pixel's object bits from the masks with byte compares, its
+        // colour by the priority rules in lane selects, and the collisions by table where objects
+        // overlap. Reads no mask entry past the span; the scalar loop below finishes it.
         if(ending - pixel >= 16)
         {
           // Broadcasts from general registers: GCC's _mm_set1_epi8 goes through the stack and
