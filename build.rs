@@ -250,7 +250,7 @@ fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) ->
         }
         let copy = generated.join(relative);
         fs::create_dir_all(copy.parent().expect("a file in a directory"))?;
-        write_if_changed(&copy, &text)?;
+        fs::write(&copy, &text)?;
         edited.push((original, copy));
     }
     remove_stale_copies(&generated.join("ale"), &edited.iter().map(|e| e.1.clone()).collect::<Vec<_>>())?;
@@ -261,7 +261,7 @@ fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) ->
     let units = [generated.join("ale_core_unity.cpp"), generated.join("ale_games_unity.cpp")];
     for (unit, files) in units.iter().zip([core, games]) {
         let text: String = files.iter().map(|f| format!("#include \"{}\"\n", source_of(f).display())).collect();
-        write_if_changed(unit, &text)?;
+        fs::write(unit, &text)?;
     }
     Ok(units)
 }
@@ -276,14 +276,6 @@ fn remove_stale_copies(dir: &Path, keep: &[PathBuf]) -> std::io::Result<()> {
         } else if !keep.contains(&path) {
             fs::remove_file(&path)?;
         }
-    }
-    Ok(())
-}
-
-/// Writes `text` unless the file already holds it, so an unchanged unit is not recompiled.
-fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
-    if fs::read_to_string(path).ok().as_deref() != Some(text) {
-        fs::write(path, text)?;
     }
     Ok(())
 }

@@ -135,17 +135,11 @@ const TIA_MIXED_OBJECTS_LOOP: &str = r"        for(; myFramePointer < ending; ++
 ";
 
 /// The same pixels and collisions, 16 at a time where SSE2 is there (x86-64's baseline), else the
-/// original per-pixel logic without branches.
-const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFramePointer;
-        uint16_t collision = myCollision;
-        const uint32_t pf = myPF;
-        const uint8_t grp0 = myCurrentGRP0, grp1 = myCurrentGRP1;
-        // A disabled ball or missile contributes nothing, whatever its mask says.
+/// original per-pixel logic without branches. The member names are the function's locals here (see
+/// `TIA_SCANLINE_START_LOCALS`).
+const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        // A disabled ball or missile contributes nothing, whatever its mask says.
         const uint8_t ball = myEnabledObjects & myBLBit;
         const uint8_t missile0 = myEnabledObjects & myM0Bit, missile1 = myEnabledObjects & myM1Bit;
-        const uint32_t* pfMask = myCurrentPFMask;
-        const uint8_t *blMask = myCurrentBLMask, *p0Mask = myCurrentP0Mask, *p1Mask = myCurrentP1Mask;
-        const uint8_t *m0Mask = myCurrentM0Mask, *m1Mask = myCurrentM1Mask;
         const uint8_t* encoderLeft = &myPriorityEncoder[0][myPlayfieldPriorityAndScore];
         const uint8_t* encoderRight = &myPriorityEncoder[1][myPlayfieldPriorityAndScore];
         // The frame holds the low byte of each colour register.
@@ -154,14 +148,14 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
         // 16 pixels at a time: each pixel's object bits from the masks with byte compares, its
         // colour by the priority rules in lane selects, and the collisions by table where objects
         // overlap. Reads no mask entry past the span; the scalar loop below finishes it.
-        if(ending - pixel >= 16)
+        if(ending - myFramePointer >= 16)
         {
           // Broadcasts from general registers: GCC's _mm_set1_epi8 goes through the stack and
           // stalls on store forwarding, once per span.
           auto bytes = [](uint32_t value) { return _mm_set1_epi32(int(value * 0x01010101u)); };
           const __m128i zero = _mm_setzero_si128();
-          const __m128i pfBits = _mm_set1_epi32(int(pf));
-          const __m128i grp0Bits = bytes(grp0), grp1Bits = bytes(grp1);
+          const __m128i pfBits = _mm_set1_epi32(int(myPF));
+          const __m128i grp0Bits = bytes(myCurrentGRP0), grp1Bits = bytes(myCurrentGRP1);
           const __m128i pfBit = bytes(myPFBit), p0Bit = bytes(myP0Bit), p1Bit = bytes(myP1Bit);
           const __m128i ballBit = bytes(ball), missile0Bit = bytes(missile0), missile1Bit = bytes(missile1);
           // `bit` where the mask byte, ANDed with `select`, is nonzero.
@@ -180,25 +174,25 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
           const __m128i laneIndex = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
           const bool priority = myPlayfieldPriorityAndScore & PriorityBit;
           const bool score = myPlayfieldPriorityAndScore & ScoreBit;
-          for(; ending - pixel >= 16; pixel += 16, hpos += 16)
+          for(; ending - myFramePointer >= 16; myFramePointer += 16, hpos += 16)
           {
             __m128i pfOff[4];
             for(int i = 0; i < 4; ++i)
-              pfOff[i] = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i*)(pfMask + hpos + 4 * i)), pfBits), zero);
+              pfOff[i] = _mm_cmpeq_epi32(_mm_and_si128(_mm_loadu_si128((const __m128i*)(myCurrentPFMask + hpos + 4 * i)), pfBits), zero);
             const __m128i pfOffBytes = _mm_packs_epi16(_mm_packs_epi32(pfOff[0], pfOff[1]), _mm_packs_epi32(pfOff[2], pfOff[3]));
             __m128i objects = _mm_andnot_si128(pfOffBytes, pfBit);
-            objects = _mm_or_si128(objects, objectBits(blMask, all, ballBit));
-            objects = _mm_or_si128(objects, objectBits(p1Mask, grp1Bits, p1Bit));
-            objects = _mm_or_si128(objects, objectBits(m1Mask, all, missile1Bit));
-            objects = _mm_or_si128(objects, objectBits(p0Mask, grp0Bits, p0Bit));
-            objects = _mm_or_si128(objects, objectBits(m0Mask, all, missile0Bit));
+            objects = _mm_or_si128(objects, objectBits(myCurrentBLMask, all, ballBit));
+            objects = _mm_or_si128(objects, objectBits(myCurrentP1Mask, grp1Bits, p1Bit));
+            objects = _mm_or_si128(objects, objectBits(myCurrentM1Mask, all, missile1Bit));
+            objects = _mm_or_si128(objects, objectBits(myCurrentP0Mask, grp0Bits, p0Bit));
+            objects = _mm_or_si128(objects, objectBits(myCurrentM0Mask, all, missile0Bit));
             const uint8_t first = uint8_t(_mm_cvtsi128_si32(objects));
             // Runs of one object combination, on one side of the screen, are the common case.
             const bool uniform = _mm_movemask_epi8(_mm_cmpeq_epi8(objects, bytes(first))) == 0xffff;
             if(uniform && (hpos >= 80 || hpos + 16 <= 80))
             {
-              collision |= ourCollisionTable[first];
-              std::memset(pixel, colors[(hpos < 80 ? encoderLeft : encoderRight)[first]], 16);
+              myCollision |= ourCollisionTable[first];
+              std::memset(myFramePointer, colors[(hpos < 80 ? encoderLeft : encoderRight)[first]], 16);
               continue;
             }
             // The colours by the priority encoder's rules (see the TIA constructor), lane by lane.
@@ -225,7 +219,7 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
               color = select(_mm_andnot_si128(keptP0, p1Lanes), colorP1, color);
               color = select(p0Lanes, colorP0, color);
             }
-            _mm_storeu_si128((__m128i*)pixel, color);
+            _mm_storeu_si128((__m128i*)myFramePointer, color);
             // Collisions need two objects on one pixel: rare, so looked up only then.
             const __m128i overlaps = _mm_and_si128(objects, _mm_sub_epi8(objects, bytes(1)));
             if(_mm_movemask_epi8(_mm_cmpeq_epi8(overlaps, zero)) != 0xffff)
@@ -233,22 +227,20 @@ const TIA_MIXED_OBJECTS_LOOP_LOCALS: &str = r#"        uint8_t* pixel = myFrameP
               alignas(16) uint8_t enabled[16];
               _mm_store_si128((__m128i*)enabled, objects);
               for(int i = 0; i < 16; ++i)
-                collision |= ourCollisionTable[enabled[i]];
+                myCollision |= ourCollisionTable[enabled[i]];
             }
           }
         }
 #endif
-        for(; pixel < ending; ++pixel, ++hpos)
+        for(; myFramePointer < ending; ++myFramePointer, ++hpos)
         {
-          uint8_t enabled = (pf & pfMask[hpos]) ? myPFBit : 0;
-          enabled |= blMask[hpos] ? ball : 0;
-          enabled |= (grp1 & p1Mask[hpos]) ? myP1Bit : 0;
-          enabled |= m1Mask[hpos] ? missile1 : 0;
-          enabled |= (grp0 & p0Mask[hpos]) ? myP0Bit : 0;
-          enabled |= m0Mask[hpos] ? missile0 : 0;
-          collision |= ourCollisionTable[enabled];
-          *pixel = colors[(hpos < 80 ? encoderLeft : encoderRight)[enabled]];
+          uint8_t enabled = (myPF & myCurrentPFMask[hpos]) ? myPFBit : 0;
+          enabled |= myCurrentBLMask[hpos] ? ball : 0;
+          enabled |= (myCurrentGRP1 & myCurrentP1Mask[hpos]) ? myP1Bit : 0;
+          enabled |= myCurrentM1Mask[hpos] ? missile1 : 0;
+          enabled |= (myCurrentGRP0 & myCurrentP0Mask[hpos]) ? myP0Bit : 0;
+          enabled |= myCurrentM0Mask[hpos] ? missile0 : 0;
+          myCollision |= ourCollisionTable[enabled];
+          *myFramePointer = colors[(hpos < 80 ? encoderLeft : encoderRight)[enabled]];
         }
-        myCollision = collision;
-        myFramePointer = pixel;
 "#;
