@@ -261,11 +261,12 @@ impl Resizer {
     /// at most `MAX_FIXED_TAPS` taps, and channel counts other than 1 and 3, are resized whole.
     pub fn resize_changed_rows(&mut self, src: &[u8], changed: Option<&[bool]>, dst: &mut [u8]) {
         let cn = self.channels;
+        let (src_len, dst_len) = (self.src_len(), self.dst_len());
         let Method::AreaLanes { x, y, rows, sum, tile, lanes_out, last_out } = &mut self.method else {
             return self.resize(src, dst);
         };
-        assert_eq!(src.len(), self.src_h * self.src_w * cn, "source image has the wrong size");
-        assert_eq!(dst.len(), self.dst_h * self.dst_w * cn, "destination image has the wrong size");
+        assert_eq!(src.len(), src_len, "source image has the wrong size");
+        assert_eq!(dst.len(), dst_len, "destination image has the wrong size");
         let (src_row_len, width) = (self.src_w * cn, self.dst_w * cn);
         if let Some(changed) = changed {
             assert_eq!(changed.len(), self.src_h, "one changed flag per source row");
