@@ -128,7 +128,6 @@ def stock_ale_frames_per_second(game: str, frames: int = 20_000) -> float:
     return frames / (time.perf_counter() - start)
 
 
-
 def measure_backend(
     backend: str,
     game: str,

@@ -27,7 +27,7 @@ def adapt(env: Any) -> gym.Env:
 
 def reset_keywords(env: Any) -> tuple[bool, bool]:
     """Whether ``env.reset`` takes ``seed=`` and ``options=`` (old-API envs often take neither)."""
-    reset = env.inner.reset if isinstance(env, _PlainEnv) else env.reset
+    reset = _original(env).reset
     try:
         parameters = inspect.signature(reset).parameters
     except (TypeError, ValueError):  # builtins without a signature: assume the modern API
@@ -44,7 +44,7 @@ def reset_env(env: Any, keywords: tuple[bool, bool], seed: int | None, options: 
     if takes_seed:
         kwargs["seed"] = seed
     elif seed is not None:
-        seeder = getattr(env.inner if isinstance(env, _PlainEnv) else env, "seed", None)
+        seeder = getattr(_original(env), "seed", None)
         if callable(seeder):
             seeder(seed)
     if takes_options:
@@ -68,6 +68,11 @@ def five_tuple(result: Any) -> tuple[Any, Any, Any, Any, dict]:
     obs, reward, done, info = result
     truncated = bool(info.get("TimeLimit.truncated", False)) if isinstance(info, dict) else False
     return obs, reward, bool(done) and not truncated, truncated, info if isinstance(info, dict) else {}
+
+
+def _original(env: Any) -> Any:
+    """The object the factory returned: the env itself, or the one inside :func:`adapt`'s shell."""
+    return env.inner if isinstance(env, _PlainEnv) else env
 
 
 def _contains(space: gym.Space, value: Any) -> bool:

@@ -168,8 +168,8 @@ class TorchVectorizedEnv(VectorEnv):
         if isinstance(self.action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
             dtype = np.dtype(self.action_space.dtype)
             if dtype.kind in "biuf":
-                self._action_buffer = ctx.RawArray("b", max(1, int(np.prod(self.action_space.shape)) * dtype.itemsize))
                 size = int(np.prod(self.action_space.shape))
+                self._action_buffer = ctx.RawArray("b", max(1, size * dtype.itemsize))
                 self._actions = np.frombuffer(self._action_buffer, dtype=dtype, count=size).reshape(self.action_space.shape)
         self._poller = select.poll()
         self._fds: dict[int, tuple[str, int]] = {}
@@ -271,10 +271,7 @@ class TorchVectorizedEnv(VectorEnv):
     def _send(self, command: str, per_worker: list[Any] | None) -> None:
         """Sends ``command`` to every worker (``per_worker`` None: the step doorbell, actions already
         in the shared action buffer)."""
-        if self.closed:
-            raise RuntimeError("the environment is closed")
-        if self._waiting is not None:
-            raise RuntimeError(f"a {self._waiting} is still pending: call step_wait() first")
+        self._check_can_send()
         for w, fd in enumerate(self._fds_out):
             message = STEP if per_worker is None else pickle.dumps((command, per_worker[w]), pickle.HIGHEST_PROTOCOL)
             try:
@@ -283,6 +280,13 @@ class TorchVectorizedEnv(VectorEnv):
                 self._crashed(w)
         self._waiting = command
         self._received = [False] * self.num_workers
+
+    def _check_can_send(self) -> None:
+        """A command can go out: the env is open and no reply is pending."""
+        if self.closed:
+            raise RuntimeError("the environment is closed")
+        if self._waiting is not None:
+            raise RuntimeError(f"a {self._waiting} is still pending: call step_wait() first")
 
     def _gather(self, command: str, timeout: float | None) -> list[Any]:
         """Every worker's reply to ``command``. A sub-env's exception in reset/step raises
@@ -421,14 +425,13 @@ class TorchVectorizedEnv(VectorEnv):
         """Sends ``actions`` (leading dimension ``total_envs``) to the workers and returns at once."""
         buffer = self._actions
         if buffer is not None and type(actions) is np.ndarray and actions.dtype == buffer.dtype and actions.shape == buffer.shape:
-            # Fast path: one copy into shared memory and a one-byte doorbell per worker.
-            if self.closed or self._waiting is not None:
-                self._send("step", None)  # raises the right error
+            # Fast path: one copy into shared memory and a one-byte doorbell per worker. Checked
+            # first: a pending step's workers may still be reading the buffer.
+            self._check_can_send()
             buffer[...] = actions
             self._send("step", None)
             return
-        if not isinstance(actions, (dict, tuple)):
-            actions = np.asarray(actions)
+        actions = _as_batch(actions)
         _check_actions(actions, self.single_action_space, self.total_envs, "actions")
         k = self.envs_per_worker
         slices = [slice_views(actions, w * k, (w + 1) * k) for w in range(self.num_workers)]
@@ -529,10 +532,7 @@ def _check_actions(actions: Any, space: spaces.Space, total_envs: int, where: st
         if missing:
             raise ValueError(f"{where} lacks keys {missing}; the Dict action space has keys {sorted(space.spaces)}")
         for key, subspace in space.spaces.items():
-            value = actions[key]
-            if not isinstance(value, (dict, tuple)):
-                value = np.asarray(value)
-            _check_actions(value, subspace, total_envs, f"{where}[{key!r}]")
+            _check_actions(_as_batch(actions[key]), subspace, total_envs, f"{where}[{key!r}]")
     elif isinstance(space, spaces.Tuple):
         if not isinstance(actions, tuple) or len(actions) != len(space.spaces):
             got = f"a tuple of {len(actions)}" if isinstance(actions, tuple) else type(actions).__name__
@@ -540,15 +540,18 @@ def _check_actions(actions: Any, space: spaces.Space, total_envs: int, where: st
                 f"{where} must be a tuple of {len(space.spaces)} batches (the action space is a Tuple), got {got}"
             )
         for i, (value, subspace) in enumerate(zip(actions, space.spaces)):
-            if not isinstance(value, (dict, tuple)):
-                value = np.asarray(value)
-            _check_actions(value, subspace, total_envs, f"{where}[{i}]")
+            _check_actions(_as_batch(value), subspace, total_envs, f"{where}[{i}]")
     else:
         if isinstance(actions, (dict, tuple)):
             raise ValueError(f"{where} must be an array with a leading dimension of total_envs={total_envs}, got a {type(actions).__name__}")
         shape = np.shape(actions)
         if shape == () or shape[0] != total_envs:
             raise ValueError(f"{where} must have a leading dimension of total_envs={total_envs}, got shape {shape}")
+
+
+def _as_batch(value: Any) -> Any:
+    """A nested dict/tuple of batches as it is, anything else as an array."""
+    return value if isinstance(value, (dict, tuple)) else np.asarray(value)
 
 
 class _RemoteTraceback(Exception):
