@@ -139,7 +139,8 @@ fn cache_dir() -> Result<PathBuf, String> {
 fn download(cache_dir: &Path) -> Result<(), String> {
     // Interpreters to try, in order. Under `pip install .` the build runs inside pip's isolated
     // build environment, whose PYTHONPATH hides the interpreter's own pip: run pip without it.
-    let mut candidates: Vec<String> = ["PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"].iter().filter_map(|v| env::var(v).ok()).collect();
+    let mut candidates: Vec<String> =
+        ["PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"].iter().filter_map(|v| env::var(v).ok()).collect();
     candidates.extend(["python3".to_string(), "python".to_string()]);
     candidates.dedup();
     let mut failures = Vec::new();
@@ -254,7 +255,8 @@ fn write_unity_sources(generated: &Path, ale_src: &Path, sources: &[PathBuf]) ->
         edited.push((original, copy));
     }
     remove_stale_copies(&generated.join("ale"), &edited.iter().map(|e| e.1.clone()).collect::<Vec<_>>())?;
-    let source_of = |file: &PathBuf| edited.iter().find(|(original, _)| original == file).map_or(file.clone(), |e| e.1.clone());
+    let source_of =
+        |file: &PathBuf| edited.iter().find(|(original, _)| original == file).map_or(file.clone(), |e| e.1.clone());
 
     let games_dir = ale_src.join("ale/games");
     let (games, core): (Vec<&PathBuf>, Vec<&PathBuf>) = sources.iter().partition(|p| p.starts_with(&games_dir));

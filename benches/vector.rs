@@ -43,7 +43,9 @@ fn vector_steps(c: &mut Criterion) {
         let Some(mut env) = make(num_envs, 0, 0) else { return };
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * num_envs) as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(num_envs), &num_envs, |b, _| b.iter(|| run(&mut env, STEPS, &mut t)));
+        group.bench_with_input(BenchmarkId::from_parameter(num_envs), &num_envs, |b, _| {
+            b.iter(|| run(&mut env, STEPS, &mut t))
+        });
     }
     group.finish();
 
@@ -53,7 +55,9 @@ fn vector_steps(c: &mut Criterion) {
         let Some(mut env) = make(8, threads, 0) else { return };
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * 8) as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| b.iter(|| run(&mut env, STEPS, &mut t)));
+        group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
+            b.iter(|| run(&mut env, STEPS, &mut t))
+        });
     }
     group.finish();
 
@@ -63,7 +67,9 @@ fn vector_steps(c: &mut Criterion) {
         let Some(mut env) = make(8, 0, batch) else { return };
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * batch) as u64));
-        group.bench_with_input(BenchmarkId::from_parameter(batch), &batch, |b, _| b.iter(|| run(&mut env, STEPS, &mut t)));
+        group.bench_with_input(BenchmarkId::from_parameter(batch), &batch, |b, _| {
+            b.iter(|| run(&mut env, STEPS, &mut t))
+        });
     }
     group.finish();
 }

@@ -8,14 +8,20 @@ pub const SOURCE_EDITS: [(&str, &[(&str, &str)]); 4] = [
     // inclusion in one translation unit.
     (
         "ale/emucore/NullDev.hxx",
-        &[("};\n#endif\n\n}  // namespace stella\n}  // namespace ale", "};\n\n}  // namespace stella\n}  // namespace ale\n#endif")],
+        &[(
+            "};\n#endif\n\n}  // namespace stella\n}  // namespace ale",
+            "};\n\n}  // namespace stella\n}  // namespace ale\n#endif",
+        )],
     ),
     // The colour-averaging tables (an RGB -> palette map of 64^3 nearest-colour searches over 128
     // colours) cost ~70 ms of every `loadROM`, that is of every env's construction and seeded
     // reset, and are used only with `color_averaging` on: build them on first use instead.
     (
         "ale/environment/phosphor_blend.hpp",
-        &[("  uint8_t m_phosphor_blend_ratio;\n", "  uint8_t m_phosphor_blend_ratio;\n  bool m_average_palette_ready = false;\n")],
+        &[(
+            "  uint8_t m_phosphor_blend_ratio;\n",
+            "  uint8_t m_phosphor_blend_ratio;\n  bool m_average_palette_ready = false;\n",
+        )],
     ),
     (
         "ale/environment/phosphor_blend.cpp",

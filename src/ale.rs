@@ -97,7 +97,9 @@ impl Ale {
     /// Applies an action (an ALE action id in `0..18`, not an index into an action set) for one frame.
     pub fn act(&mut self, action: i32, paddle_strength: f32) -> Result<i32> {
         if !(0..NUM_ACTIONS).contains(&action) {
-            return Err(Error::InvalidArgument(format!("action must be an ALE action id in [0, {NUM_ACTIONS}), got {action}")));
+            return Err(Error::InvalidArgument(format!(
+                "action must be an ALE action id in [0, {NUM_ACTIONS}), got {action}"
+            )));
         }
         if !paddle_strength.is_finite() {
             return Err(Error::InvalidArgument(format!("paddle_strength must be finite, got {paddle_strength}")));

@@ -7,10 +7,10 @@
 pub mod ale;
 pub mod atari;
 pub mod bench;
-pub mod preprocess;
 pub mod error;
-pub mod vector;
 mod ffi;
+pub mod preprocess;
+pub mod vector;
 
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.
 use libz_sys as _;

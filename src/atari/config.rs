@@ -61,10 +61,16 @@ impl AtariConfig {
     pub fn validate(&self) -> Result<()> {
         let bad = |message: String| Err(Error::InvalidArgument(message));
         if self.img_height == 0 || self.img_width == 0 {
-            return bad(format!("img_height and img_width must be positive, got {}x{}", self.img_height, self.img_width));
+            return bad(format!(
+                "img_height and img_width must be positive, got {}x{}",
+                self.img_height, self.img_width
+            ));
         }
         if self.img_height > 4096 || self.img_width > 4096 {
-            return bad(format!("img_height and img_width must be at most 4096, got {}x{}", self.img_height, self.img_width));
+            return bad(format!(
+                "img_height and img_width must be at most 4096, got {}x{}",
+                self.img_height, self.img_width
+            ));
         }
         if self.stack_num == 0 {
             return bad("stack_num must be a positive integer, got 0".into());

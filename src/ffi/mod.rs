@@ -36,8 +36,13 @@ extern "C" {
     fn twm_ale_get_int(ale: *const TwmAle, key: *const c_char, out: *mut c_int) -> c_int;
     fn twm_ale_get_float(ale: *const TwmAle, key: *const c_char, out: *mut f32) -> c_int;
     fn twm_ale_get_bool(ale: *const TwmAle, key: *const c_char, out: *mut c_int) -> c_int;
-    fn twm_ale_get_string(ale: *const TwmAle, key: *const c_char, buf: *mut c_char, cap: usize, len: *mut usize)
-        -> c_int;
+    fn twm_ale_get_string(
+        ale: *const TwmAle,
+        key: *const c_char,
+        buf: *mut c_char,
+        cap: usize,
+        len: *mut usize,
+    ) -> c_int;
     fn twm_rom_is_supported(path: *const c_char, out: *mut c_int) -> c_int;
     fn twm_ale_load_rom(ale: *mut TwmAle, path: *const c_char) -> c_int;
     fn twm_ale_act(ale: *mut TwmAle, action: c_int, paddle_strength: f32, reward: *mut c_int) -> c_int;
@@ -50,8 +55,7 @@ extern "C" {
     fn twm_ale_minimal_action_set(ale: *const TwmAle, buf: *mut c_int, cap: usize, len: *mut usize) -> c_int;
     fn twm_ale_legal_action_set(ale: *const TwmAle, buf: *mut c_int, cap: usize, len: *mut usize) -> c_int;
     fn twm_ale_available_modes(ale: *const TwmAle, buf: *mut c_uint, cap: usize, len: *mut usize) -> c_int;
-    fn twm_ale_available_difficulties(ale: *const TwmAle, buf: *mut c_uint, cap: usize, len: *mut usize)
-        -> c_int;
+    fn twm_ale_available_difficulties(ale: *const TwmAle, buf: *mut c_uint, cap: usize, len: *mut usize) -> c_int;
     fn twm_ale_set_mode(ale: *mut TwmAle, mode: c_uint) -> c_int;
     fn twm_ale_get_mode(ale: *const TwmAle, out: *mut c_uint) -> c_int;
     fn twm_ale_set_difficulty(ale: *mut TwmAle, difficulty: c_uint) -> c_int;
@@ -190,7 +194,9 @@ impl RawAle {
         let mut buf = vec![0u8; 256];
         let mut len = 0usize;
         // SAFETY: `buf` holds `buf.len()` bytes; the shim writes at most that many including the NUL.
-        check(unsafe { twm_ale_get_string(self.const_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut len) })?;
+        check(unsafe {
+            twm_ale_get_string(self.const_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut len)
+        })?;
         if len + 1 > buf.len() {
             buf.resize(len + 1, 0);
             // SAFETY: as above, with the buffer grown to the reported length.

@@ -28,11 +28,7 @@ const MAX_FIXED_TAPS: usize = 4;
 impl AreaAxis {
     fn pad(mut self) -> Self {
         self.max_taps = self.weights.iter().map(Vec::len).max().unwrap_or(0);
-        self.padded = self
-            .weights
-            .iter()
-            .map(|w| std::array::from_fn(|k| w.get(k).copied().unwrap_or(0.0)))
-            .collect();
+        self.padded = self.weights.iter().map(|w| std::array::from_fn(|k| w.get(k).copied().unwrap_or(0.0))).collect();
         self
     }
 }
@@ -62,7 +58,11 @@ const LANES: usize = 8;
 /// (same products, same order), so results are bit-identical; running the lanes side by side lets
 /// the compiler use vector instructions, which the one-row pass (a different source offset per
 /// destination pixel) cannot.
-fn horizontal_pass_lanes<const T: usize, const C: usize>(tile: &[[f32; LANES]], axis: &AreaAxis, out: &mut [[f32; LANES]]) {
+fn horizontal_pass_lanes<const T: usize, const C: usize>(
+    tile: &[[f32; LANES]],
+    axis: &AreaAxis,
+    out: &mut [[f32; LANES]],
+) {
     for ((&first, weights), pixel) in axis.first.iter().zip(&axis.padded).zip(out.chunks_exact_mut(C)) {
         let taps = &tile[first * C..(first + T) * C];
         for (c, channel) in pixel.iter_mut().enumerate() {
@@ -93,12 +93,21 @@ fn horizontal_pass_any(row: &[f32], axis: &AreaAxis, channels: usize, out: &mut 
 
 enum Method {
     Copy,
-    AreaFast { scale_x: usize, scale_y: usize },
+    AreaFast {
+        scale_x: usize,
+        scale_y: usize,
+    },
     /// `rows` is a ring of the horizontal passes of the last source rows (as many as one destination
     /// row spans): OpenCV recomputes a source row for each destination row it touches, with identical
     /// results, so computing it once changes no bit; the ring keeps the working set small.
     /// `row_f32` is one source row as `f32`, padded with zeros for the fixed-tap pass.
-    Area { x: AreaAxis, y: AreaAxis, rows: Vec<f32>, sum: Vec<f32>, row_f32: Vec<f32> },
+    Area {
+        x: AreaAxis,
+        y: AreaAxis,
+        rows: Vec<f32>,
+        sum: Vec<f32>,
+        row_f32: Vec<f32>,
+    },
     /// Area resize of gray or RGB images with up to `MAX_FIXED_TAPS` taps: the horizontal pass runs
     /// `LANES` rows at a time through `tile` (source rows transposed) and `lanes_out`, into `rows`,
     /// which keeps every source row's pass so that [`Resizer::resize_changed_rows`] recomputes only
@@ -112,7 +121,13 @@ enum Method {
         lanes_out: Vec<[f32; LANES]>,
         last_out: Option<Vec<u8>>,
     },
-    Linear { xofs: Vec<usize>, xw: Vec<[i32; 2]>, yofs: Vec<usize>, yw: Vec<[i32; 2]>, rows: [Vec<i32>; 2] },
+    Linear {
+        xofs: Vec<usize>,
+        xw: Vec<[i32; 2]>,
+        yofs: Vec<usize>,
+        yw: Vec<[i32; 2]>,
+        rows: [Vec<i32>; 2],
+    },
 }
 
 pub struct Resizer {
@@ -129,8 +144,12 @@ const LINEAR_COEF_SCALE: f32 = (1 << LINEAR_COEF_BITS) as f32;
 
 /// OpenCV's `computeResizeAreaTab`: the area each destination cell covers in one dimension.
 fn area_axis(src_size: usize, dst_size: usize, scale: f64) -> AreaAxis {
-    let mut axis =
-        AreaAxis { first: Vec::with_capacity(dst_size), weights: Vec::with_capacity(dst_size), max_taps: 0, padded: Vec::new() };
+    let mut axis = AreaAxis {
+        first: Vec::with_capacity(dst_size),
+        weights: Vec::with_capacity(dst_size),
+        max_taps: 0,
+        padded: Vec::new(),
+    };
     for dx in 0..dst_size {
         let fsx1 = dx as f64 * scale;
         let fsx2 = fsx1 + scale;
@@ -272,7 +291,8 @@ impl Resizer {
             assert_eq!(changed.len(), self.src_h, "one changed flag per source row");
         }
         let last = last_out.as_deref().filter(|_| changed.is_some());
-        let is_changed = |rows: std::ops::Range<usize>| last.is_none() || changed.is_some_and(|c| c[rows].contains(&true));
+        let is_changed =
+            |rows: std::ops::Range<usize>| last.is_none() || changed.is_some_and(|c| c[rows].contains(&true));
         for (group, src_rows) in src.chunks(src_row_len * LANES).enumerate() {
             let first_row = group * LANES;
             let count = src_rows.len() / src_row_len;

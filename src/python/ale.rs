@@ -2,8 +2,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use numpy::{PyArray1, PyArrayMethods};
 use numpy::ndarray::IxDyn;
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
 use crate::ale::{self as core_ale, LogLevel};

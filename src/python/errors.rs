@@ -6,7 +6,12 @@ use crate::error::Error;
 
 pyo3::create_exception!(_core, TorchwmError, PyRuntimeError, "Base class of torchwm's runtime errors.");
 pyo3::create_exception!(_core, AleError, TorchwmError, "The emulator (ALE, C++) reported an error.");
-pyo3::create_exception!(_core, EnvStateError, TorchwmError, "A call the environment's state does not allow (closed, recv before send...).");
+pyo3::create_exception!(
+    _core,
+    EnvStateError,
+    TorchwmError,
+    "A call the environment's state does not allow (closed, recv before send...)."
+);
 pyo3::create_exception!(_core, WorkerError, TorchwmError, "A worker thread failed.");
 
 impl From<Error> for PyErr {

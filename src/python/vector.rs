@@ -123,19 +123,15 @@ impl AtariVectorCore {
     }
 
     /// Resets `env_ids` with `seeds` (a negative seed keeps the env's RNG) -> (obs, info).
-    fn reset<'py>(
-        &mut self,
-        py: Python<'py>,
-        env_ids: Vec<i64>,
-        seeds: Vec<i64>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    fn reset<'py>(&mut self, py: Python<'py>, env_ids: Vec<i64>, seeds: Vec<i64>) -> PyResult<Bound<'py, PyTuple>> {
         let num_envs = self.inner.num_envs() as i64;
         let env_ids = env_ids
             .into_iter()
             .map(|id| {
-                usize::try_from(id).ok().filter(|&id| (id as i64) < num_envs).ok_or_else(|| {
-                    Error::InvalidArgument(format!("reset env id {id} is out of range [0, {num_envs})"))
-                })
+                usize::try_from(id)
+                    .ok()
+                    .filter(|&id| (id as i64) < num_envs)
+                    .ok_or_else(|| Error::InvalidArgument(format!("reset env id {id} is out of range [0, {num_envs})")))
             })
             .collect::<Result<Vec<_>, _>>()?;
         let seeds = seeds

@@ -73,7 +73,12 @@ impl ActionQueue {
     /// calling thread first runs queued jobs itself with `run`, and spins briefly before sleeping (for
     /// sync mode, where the workers leave a core to the caller); without it, it just sleeps (async
     /// mode, where every core has a worker).
-    pub fn wait_for(&self, count: usize, help: bool, run: impl Fn(usize, bool) -> Result<()>) -> Result<Vec<Completion>> {
+    pub fn wait_for(
+        &self,
+        count: usize,
+        help: bool,
+        run: impl Fn(usize, bool) -> Result<()>,
+    ) -> Result<Vec<Completion>> {
         while help && self.completions.len() < count {
             match self.job_receiver.try_recv() {
                 Ok(Job::Run { env_id, force_reset }) => {

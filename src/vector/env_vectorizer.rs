@@ -52,8 +52,9 @@ impl AtariVectorEnv {
         };
         let envs: SharedEnvs = Arc::new(slots);
         let (queue, worker_channels) = action_queue(config.num_envs, num_threads);
-        let workers = spawn_workers(&envs, worker_channels, num_threads, config.autoreset_mode, config.thread_affinity_offset)
-            .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
+        let workers =
+            spawn_workers(&envs, worker_channels, num_threads, config.autoreset_mode, config.thread_affinity_offset)
+                .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
         Ok(Self {
             config,
             batch_size,
@@ -170,7 +171,9 @@ impl AtariVectorEnv {
     pub fn send(&mut self, action_indices: &[i64], paddle_strengths: &[f32]) -> Result<()> {
         self.check_usable()?;
         if let Some(error) = &self.broken {
-            return Err(Error::InvalidState(format!("the environment must be reset after an earlier failure: {error}")));
+            return Err(Error::InvalidState(format!(
+                "the environment must be reset after an earlier failure: {error}"
+            )));
         }
         if !self.has_reset {
             return Err(Error::InvalidState("send() called before reset()".into()));
@@ -201,7 +204,11 @@ impl AtariVectorEnv {
             let mut slot = self.lock_env(env_id)?;
             slot.env.set_action(action as usize, strength)?;
             let resets = self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over();
-            if resets { resets_first.push(env_id) } else { steps.push(env_id) }
+            if resets {
+                resets_first.push(env_id)
+            } else {
+                steps.push(env_id)
+            }
         }
         resets_first.extend(steps);
         self.enqueue(resets_first.into_iter().map(|env_id| Job::Run { env_id, force_reset: false }))
@@ -212,7 +219,9 @@ impl AtariVectorEnv {
     pub fn recv(&mut self) -> Result<BatchResult> {
         self.check_usable()?;
         if let Some(error) = &self.broken {
-            return Err(Error::InvalidState(format!("the environment must be reset after an earlier failure: {error}")));
+            return Err(Error::InvalidState(format!(
+                "the environment must be reset after an earlier failure: {error}"
+            )));
         }
         if self.in_flight < self.batch_size {
             return Err(Error::InvalidState(if self.has_reset {
@@ -251,7 +260,9 @@ impl AtariVectorEnv {
     }
 
     fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
-        self.envs[env_id].lock().map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
+        self.envs[env_id]
+            .lock()
+            .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
     }
 
     fn enqueue(&mut self, jobs: impl Iterator<Item = Job>) -> Result<()> {

@@ -82,7 +82,9 @@ pub(crate) fn run_job(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode:
 }
 
 fn execute(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
-    let mut slot = envs[env_id].lock().map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
+    let mut slot = envs[env_id]
+        .lock()
+        .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
     slot.run(force_reset, mode)
 }
 
