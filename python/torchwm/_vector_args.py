@@ -1,0 +1,101 @@
+"""Parsing shared by both vectorizers: autoreset mode, ``reset(seed=, options=)``.
+
+One place decides what a seed, a reset mask or an autoreset mode may be, and which exception (class
+and wording, as ale_py 0.12.1 and gymnasium use) a bad one gets.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode
+
+from torchwm.errors import InvalidArgumentError
+
+__all__ = ["parse_autoreset_mode", "parse_reset_mask", "parse_seeds", "split_options"]
+
+
+def parse_autoreset_mode(value: Any, supported: Collection[AutoresetMode]) -> AutoresetMode:
+    """``value`` as an :class:`AutoresetMode` (the enum or its string value), one of ``supported``."""
+    names = ", ".join(mode.name for mode in supported)
+    try:
+        mode = AutoresetMode(value)
+    except ValueError:
+        raise InvalidArgumentError(f"autoreset_mode must be one of AutoresetMode.{{{names}}}, got {value!r}") from None
+    if mode not in supported:
+        raise InvalidArgumentError(f"autoreset_mode must be one of AutoresetMode.{{{names}}}, got {mode}")
+    return mode
+
+
+def split_options(options: Any) -> tuple[np.ndarray | None, dict[str, Any]]:
+    """``reset(options=...)`` -> (the ``reset_mask`` entry or None, the other options)."""
+    if options is None:
+        return None, {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options must be a dict or None, got {type(options).__name__}: {options!r}")
+    rest = {key: value for key, value in options.items() if key != "reset_mask"}
+    return options.get("reset_mask"), rest
+
+
+def parse_reset_mask(mask: Any, num_envs: int) -> np.ndarray | None:
+    """A ``reset_mask`` as ale_py 0.12.1 checks it: a bool numpy array of shape ``(num_envs,)``."""
+    if mask is None:
+        return None
+    if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+        raise TypeError(
+            f"`reset_mask` must be a boolean numpy array, got {type(mask)} with dtype {getattr(mask, 'dtype', None)}"
+        )
+    if mask.shape != (num_envs,):
+        raise ValueError(f"`reset_mask` must have shape {(num_envs,)}, got {mask.shape}")
+    return mask
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_seed(seed: Any, limit: int | None) -> int | None:
+    if seed is None:
+        return None
+    if not _is_int(seed):
+        raise InvalidArgumentError(f"seeds must be integers, got {seed!r} ({type(seed).__name__})")
+    value = int(seed)
+    if value < 0 or (limit is not None and value >= limit):
+        bound = f"[0, {limit})" if limit is not None else "[0, inf)"
+        raise InvalidArgumentError(f"seeds must be integers in {bound}, got {value}")
+    return value
+
+
+def parse_seeds(seed: Any, count: int, *, limit: int | None = None) -> list[int | None]:
+    """``reset(seed=...)`` -> one seed (or None: keep the env's RNG going) per env being reset.
+
+    An int seeds them with consecutive values from it; a numpy array or a list/tuple gives one entry
+    per env being reset (``count``); each seed must be an integer in ``[0, limit)``.
+    """
+    if seed is None:
+        return [None] * count
+    if _is_int(seed):
+        first = int(seed)
+        _check_seed(first, limit)
+        if count:
+            _check_seed(first + count - 1, limit)
+        return list(range(first, first + count))
+    if isinstance(seed, np.ndarray):
+        if seed.shape != (count,):
+            raise ValueError(
+                f"`seed` must have one entry per sub-environment being reset, expected shape {(count,)}, "
+                f"got {seed.shape}"
+            )
+        if seed.dtype.kind not in "iuO":
+            raise InvalidArgumentError(f"seeds must be integers, got an array of dtype {seed.dtype}")
+        return [_check_seed(s, limit) for s in seed.tolist()]
+    if isinstance(seed, (list, tuple)):
+        if len(seed) != count:
+            raise ValueError(
+                f"`seed` must have one entry per sub-environment being reset, expected {count}, got {len(seed)}"
+            )
+        return [_check_seed(s, limit) for s in seed]
+    raise TypeError(f"Unsupported seed type: seed must be None, an int, a list of ints or a numpy array, got {type(seed).__name__}")

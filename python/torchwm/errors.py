@@ -1,0 +1,104 @@
+"""torchwm's one exception tree, shared by the Rust core and both vectorizers.
+
+Every class derives from :class:`TorchwmError` and, where torchwm replaces a class of ale_py or
+gymnasium, also from the exception class that one raises, so a user's ``except`` clause written for
+either still catches. Every class round-trips through :mod:`pickle` (errors cross process boundaries:
+gymnasium's ``AsyncVectorEnv`` and multiprocessing pools pickle them).
+
+The Rust core raises these classes too (``pyo3::import_exception!``), so this module must not import
+``torchwm._core``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gymnasium import error as gym_error
+
+__all__ = [
+    "AleError",
+    "AlreadyPendingCallError",
+    "ClosedEnvironmentError",
+    "EnvStateError",
+    "InvalidArgumentError",
+    "NoAsyncCallError",
+    "SubEnvError",
+    "TorchwmError",
+    "WorkerCrashedError",
+    "WorkerError",
+]
+
+
+class TorchwmError(Exception):
+    """Base class of every exception torchwm raises itself."""
+
+
+class InvalidArgumentError(TorchwmError, ValueError, gym_error.Error):
+    """An argument outside what the call accepts (a setting, an action, a seed...).
+
+    A ``ValueError`` (as torchwm always raised) and a ``gymnasium.error.Error`` (as ale_py raises for
+    bad construction arguments).
+    """
+
+
+class EnvStateError(TorchwmError, RuntimeError):
+    """A call the environment's state does not allow (recv before send, use after fork...)."""
+
+
+class ClosedEnvironmentError(EnvStateError, gym_error.ClosedEnvironmentError):
+    """The environment is closed (gymnasium's ``ClosedEnvironmentError``)."""
+
+
+class _NamedCallError(EnvStateError):
+    """Shared pickling of gymnasium's two ``(message, name)`` protocol errors."""
+
+    name: str
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message, name)
+        self.name = name
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.args[0], self.name), self.__dict__)
+
+
+class AlreadyPendingCallError(_NamedCallError, gym_error.AlreadyPendingCallError):
+    """An async call (``step_async``, ``send``, ...) is already pending (gymnasium's class)."""
+
+
+class NoAsyncCallError(_NamedCallError, gym_error.NoAsyncCallError):
+    """A wait (``step_wait``, ``recv``, ...) without a pending async call (gymnasium's class)."""
+
+
+class AleError(TorchwmError, RuntimeError):
+    """The emulator (ALE, C++) reported an error."""
+
+
+class WorkerError(TorchwmError, RuntimeError):
+    """A worker thread of ``AtariVectorEnv`` failed; the env must be reset or recreated."""
+
+
+class WorkerCrashedError(TorchwmError, RuntimeError):
+    """A worker process died (killed, segfault, ``os._exit``) or stopped answering."""
+
+
+class SubEnvError(TorchwmError, RuntimeError):
+    """A sub-environment raised in its worker process and its exception could not be re-raised as is.
+
+    Carries the env index, the remote exception's class name and the remote traceback.
+    """
+
+    def __init__(self, env_index: int, exc_type: str, message: str, remote_traceback: str) -> None:
+        self.env_index = env_index
+        self.exc_type = exc_type
+        self.message = message
+        self.remote_traceback = remote_traceback
+        super().__init__(
+            f"sub-environment {env_index} raised {exc_type}: {message}\n\nRemote traceback:\n{remote_traceback}"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.env_index, self.exc_type, self.message, self.remote_traceback))
