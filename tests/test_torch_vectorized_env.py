@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from torchwm import SubEnvError, TorchVectorizedEnv, WorkerCrashedError
+from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
 
 def cartpole() -> gym.Env:
@@ -161,10 +161,15 @@ def test_frozenlake_autoreset_next_step() -> None:
         assert obs[0] == 0 and rewards[0] == 0.0 and not terms[0]  # the reset step
 
 
-def test_mismatched_spaces_are_rejected() -> None:
+@pytest.mark.parametrize("mode", ["same", "different"])
+def test_mismatched_spaces_are_rejected_as_gymnasium_does(mode: str) -> None:
     factories = [cartpole, partial(gym.make, "MountainCar-v0")]
-    with pytest.raises(ValueError, match="spaces"):
-        TorchVectorizedEnv(factories, num_workers=2, envs_per_worker=1)
+    with pytest.raises(Exception) as expected:
+        gym.vector.AsyncVectorEnv(factories, observation_mode=mode).close()
+    with pytest.raises(Exception) as got:
+        TorchVectorizedEnv(factories, num_workers=2, envs_per_worker=1, observation_mode=mode)
+    assert type(got.value) is type(expected.value) is (RuntimeError if mode == "same" else ValueError)
+    assert str(got.value) == str(expected.value).replace("AsyncVectorEnv", "TorchVectorizedEnv")
     with pytest.raises(ValueError, match="total_envs"):
         TorchVectorizedEnv([cartpole], num_workers=2, envs_per_worker=1)
 
@@ -204,14 +209,17 @@ def test_step_async_and_step_wait_timeout() -> None:
         assert obs.shape == (1, 1)
 
 
-def test_exception_in_sub_env_is_reraised_with_remote_traceback() -> None:
+def test_exception_in_sub_env_is_reraised_as_its_class_with_remote_traceback() -> None:
     env = TorchVectorizedEnv(FailingEnv, num_workers=2, envs_per_worker=2)
     env.reset()
-    with pytest.raises(SubEnvError, match="sub-environment 2 raised ArithmeticError") as caught:
+    with pytest.raises(ArithmeticError, match="refuses action 1") as caught:
         env.step(np.array([0, 0, 1, 0]))
+    assert type(caught.value) is ArithmeticError
     assert "refuses action 1" in caught.value.remote_traceback and caught.value.env_index == 2
+    assert "FailingEnv" not in str(caught.value) and "in step" in str(caught.value.__cause__)
+    assert any("sub-environment 2" in note for note in caught.value.__notes__)
     assert env.closed
-    for process in env._processes:
+    for process in env._pool.processes:
         assert not process.is_alive() and process.exitcode is not None
     env.close()  # idempotent
 
@@ -219,12 +227,12 @@ def test_exception_in_sub_env_is_reraised_with_remote_traceback() -> None:
 def test_killed_worker_is_detected_quickly_and_nothing_is_left() -> None:
     env = TorchVectorizedEnv(cartpole, 2, 2)
     env.reset()
-    os.kill(env._processes[1].pid, signal.SIGKILL)
+    os.kill(env._pool.processes[1].pid, signal.SIGKILL)
     start = time.monotonic()
     with pytest.raises(WorkerCrashedError, match="worker 1"):
         env.step(np.zeros(4, dtype=np.int64))
     assert time.monotonic() - start < 5
-    assert all(not p.is_alive() for p in env._processes)
+    assert all(not p.is_alive() for p in env._pool.processes)
 
 
 @pytest.mark.parametrize("context", ["spawn", "forkserver"])
@@ -252,7 +260,7 @@ def test_close_twice_and_use_after_close() -> None:
     env.reset()
     env.close()
     env.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(gym.error.ClosedEnvironmentError, match="close"):
         env.step(np.zeros(2, dtype=np.int64))
 
 
@@ -274,7 +282,7 @@ def test_no_worker_outlives_the_interpreter() -> None:
         "from torchwm import TorchVectorizedEnv\n"
         "env = TorchVectorizedEnv(lambda: gym.make('CartPole-v1'), 2, 2)\n"
         "env.reset()\n"
-        "print(' '.join(str(p.pid) for p in env._processes))\n"  # exits without close()
+        "print(' '.join(str(p.pid) for p in env._pool.processes))\n"  # exits without close()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -77,7 +77,7 @@ def test_dead_worker_whose_forked_child_holds_the_pipe_is_detected(tmp_path) -> 
         with pytest.raises(WorkerCrashedError, match="worker 1"):
             env.step(np.array([0, 1]))
         assert time.monotonic() - start < 3
-        assert env.closed and all(not p.is_alive() for p in env._processes)
+        assert env.closed and all(not p.is_alive() for p in env._pool.processes)
     finally:
         env.close()
         with open(pid_file) as f:
@@ -211,7 +211,7 @@ def test_malformed_actions_and_failing_calls_leave_the_env_usable() -> None:
         obs, rewards, *_ = env.step(good)  # still usable, every worker still there
         np.testing.assert_array_equal(obs[:, 0], [1, 0, 1, 0])
         np.testing.assert_array_equal(rewards, [0.5] * 4)
-        assert not env.closed and all(p.is_alive() for p in env._processes)
+        assert not env.closed and all(p.is_alive() for p in env._pool.processes)
 
 
 class TupleActionEnv(DictActionEnv):
@@ -244,7 +244,7 @@ def test_workers_exit_when_the_parent_is_killed(context: str) -> None:
         "    env.reset()\n"
         "    bystander = mp.get_context('fork').Process(target=time.sleep, args=(30,), daemon=False)\n"
         "    bystander.start()\n"
-        "    print(bystander.pid, *(p.pid for p in env._processes), flush=True)\n"
+        "    print(bystander.pid, *(p.pid for p in env._pool.processes), flush=True)\n"
         "    time.sleep(60)\n"
     )
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)

@@ -11,7 +11,8 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from torchwm._core import AleError, EnvStateError, TorchwmError, WorkerError
 from torchwm.atari import AtariVectorEnv, make_atari_vector_env
 from torchwm.envs import make_env
-from torchwm.vector import SubEnvError, TorchVectorizedEnv, WorkerCrashedError
+from torchwm.errors import SubEnvError, WorkerCrashedError
+from torchwm.process import TorchVectorizedEnv
 from torchwm.registration import register_atari_envs
 
 try:

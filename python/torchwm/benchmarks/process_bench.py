@@ -13,7 +13,7 @@ import gymnasium as gym
 import numpy as np
 
 from torchwm.benchmarks.timing import steps_per_second
-from torchwm.vector import TorchVectorizedEnv
+from torchwm.process import TorchVectorizedEnv
 
 
 class BusyEnv(gym.Env):

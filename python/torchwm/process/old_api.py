@@ -2,7 +2,8 @@
 
 Any env — a ``gymnasium.Env`` subclass or a plain object — may answer either API; the worker calls
 :func:`reset_env` and passes what ``step`` returned through :func:`five_tuple` when it is not a
-5-tuple: both look at what came back (the tuple's length) and answer the 5-tuple API. Gymnasium envs are not wrapped, so they pay no wrapper call per step.
+5-tuple: both look at what came back (the tuple's length) and answer the 5-tuple API. Gymnasium envs
+are not wrapped, so they pay no wrapper call per step.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def reset_keywords(env: Any) -> tuple[bool, bool]:
     return "seed" in parameters, "options" in parameters
 
 
-def reset_env(env: Any, keywords: tuple[bool, bool], seed: int | None, options: dict | None, space: Any) -> tuple[Any, dict]:
+def reset_env(
+    env: Any, keywords: tuple[bool, bool], seed: int | None, options: dict | None, space: Any
+) -> tuple[Any, dict]:
     """``env.reset`` as ``(obs, info)`` whichever API it speaks; ``keywords`` from :func:`reset_keywords`."""
     takes_seed, takes_options = keywords
     kwargs: dict[str, Any] = {}
@@ -50,11 +53,15 @@ def reset_env(env: Any, keywords: tuple[bool, bool], seed: int | None, options: 
     if takes_options:
         kwargs["options"] = options
     result = env.reset(**kwargs)
-    if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
-        # A 2-tuple observation whose second entry is a dict (a Tuple(..., Dict) space) reads the same:
-        # it is an old-API observation when the space holds the whole tuple.
-        if not (isinstance(space, gym.spaces.Tuple) and len(space.spaces) == 2 and _contains(space, result)):
-            return result
+    # A 2-tuple observation whose second entry is a dict (a Tuple(..., Dict) space) reads the same:
+    # it is an old-API observation when the space holds the whole tuple.
+    if (
+        isinstance(result, tuple)
+        and len(result) == 2
+        and isinstance(result[1], dict)
+        and not (isinstance(space, gym.spaces.Tuple) and len(space.spaces) == 2 and _contains(space, result))
+    ):
+        return result
     return result, {}
 
 

@@ -1,0 +1,165 @@
+"""Batches of actions: their structure, whether they lie in the action space, and their split over workers.
+
+Every check runs in the parent, before anything is sent: a bad action raises there and the env stays
+usable (a sub-env that refuses an action would otherwise take its worker, and the vector env, down).
+The space check is vectorized: one ``min``/``max`` per array for Discrete, MultiDiscrete, MultiBinary
+and Box spaces; other spaces (Text, Graph, custom...) are checked env by env with ``contains``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import iterate
+
+from torchwm.errors import InvalidArgumentError
+from torchwm.process.buffers import is_array_space
+from torchwm.process.shared_views import slice_views
+
+# A check of one batch: None if it is in the space, else a description of what is wrong.
+Check = Callable[[Any], "str | None"]
+
+
+def as_batch(value: Any) -> Any:
+    """A nested dict/tuple of batches as it is, anything else as an array."""
+    return value if isinstance(value, (dict, tuple)) else np.asarray(value)
+
+
+def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: str = "actions") -> None:
+    """``actions`` must have the structure of ``space`` (a dict with its keys for a Dict space, a
+    tuple of its length for a Tuple space) and every array ``total_envs`` rows; else ``ValueError``."""
+    if not is_array_space(space):
+        if not isinstance(actions, (tuple, list)) or len(actions) != total_envs:
+            raise InvalidArgumentError(
+                f"{where} must be a tuple of total_envs={total_envs} actions (the batched {space} space is a Tuple), "
+                f"got {type(actions).__name__}"
+            )
+    elif isinstance(space, spaces.Dict):
+        if not isinstance(actions, dict):
+            raise InvalidArgumentError(
+                f"{where} must be a dict with keys {sorted(space.spaces)} (the action space is a Dict), "
+                f"got {type(actions).__name__}"
+            )
+        missing = [key for key in space.spaces if key not in actions]
+        if missing:
+            raise InvalidArgumentError(
+                f"{where} lacks keys {missing}; the Dict action space has keys {sorted(space.spaces)}"
+            )
+        for key, subspace in space.spaces.items():
+            check_structure(as_batch(actions[key]), subspace, total_envs, f"{where}[{key!r}]")
+    elif isinstance(space, spaces.Tuple):
+        if not isinstance(actions, tuple) or len(actions) != len(space.spaces):
+            got = f"a tuple of {len(actions)}" if isinstance(actions, tuple) else type(actions).__name__
+            raise InvalidArgumentError(
+                f"{where} must be a tuple of {len(space.spaces)} batches (the action space is a Tuple), got {got}"
+            )
+        for i, (value, subspace) in enumerate(zip(actions, space.spaces)):
+            check_structure(as_batch(value), subspace, total_envs, f"{where}[{i}]")
+    else:
+        if isinstance(actions, (dict, tuple)):
+            raise InvalidArgumentError(
+                f"{where} must be an array with a leading dimension of total_envs={total_envs}, "
+                f"got a {type(actions).__name__}"
+            )
+        shape = np.shape(actions)
+        if shape == () or shape[0] != total_envs:
+            raise InvalidArgumentError(
+                f"{where} must have a leading dimension of total_envs={total_envs}, got shape {shape}"
+            )
+
+
+def space_check(space: spaces.Space) -> Check:
+    """The check of a batch (structure already checked) against the single-env ``space``."""
+    if not is_array_space(space):
+        return lambda batch: _per_env(space, batch)
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        items: Any = space.spaces.items() if isinstance(space, spaces.Dict) else enumerate(space.spaces)
+        checks = [(key, space_check(sub)) for key, sub in items]
+
+        def check_each(batch: Any) -> str | None:
+            for key, check in checks:
+                error = check(as_batch(batch[key]))
+                if error is not None:
+                    return f"[{key!r}]{error}"
+            return None
+
+        return check_each
+    return _array_check(space)
+
+
+def _array_check(space: spaces.Space) -> Check:
+    """A min/max check for Box, Discrete, MultiDiscrete and MultiBinary batches."""
+    if isinstance(space, spaces.Discrete):
+        kinds, low, high = "iu", space.start, space.start + space.n - 1
+    elif isinstance(space, spaces.MultiDiscrete):
+        kinds, low, high = "iu", space.start, space.start + space.nvec - 1
+    elif isinstance(space, spaces.MultiBinary):
+        kinds, low, high = "biu", 0, 1
+    else:
+        assert isinstance(space, spaces.Box)
+        kinds = "iu" if np.dtype(space.dtype).kind in "iu" else "iuf"
+        low, high = space.low, space.high
+    low, high = _scalar_if_uniform(low), _scalar_if_uniform(high)
+    shape = tuple(space.shape or ())
+
+    def check(batch: np.ndarray) -> str | None:
+        if batch.dtype.kind not in kinds:
+            return f" must hold integers or floats as {space} does, got dtype {batch.dtype}"
+        if batch.shape[1:] != shape:
+            return f" must have shape (total_envs, *{shape}), got {batch.shape}"
+        if isinstance(low, np.ndarray) or isinstance(high, np.ndarray):
+            inside = bool(np.all(batch >= low) and np.all(batch <= high))
+        else:
+            inside = bool(batch.min() >= low and batch.max() <= high) if batch.size else True
+        return None if inside else f" has values outside {space}: {_outside(batch, low, high)}"
+
+    return check
+
+
+def _scalar_if_uniform(bound: Any) -> Any:
+    array = np.asarray(bound)
+    return array.flat[0].item() if array.size and np.all(array == array.flat[0]) else array
+
+
+def _outside(batch: np.ndarray, low: Any, high: Any) -> str:
+    """The sub-environments whose action lies outside [low, high] (for the error message; slow is fine)."""
+    bad = ~((batch >= low) & (batch <= high))
+    rows = np.flatnonzero(bad.reshape(len(batch), -1).any(axis=1))
+    shown = ", ".join(f"sub-environment {i}: {batch[i]!r}" for i in rows[:4])
+    return shown + (", ..." if len(rows) > 4 else "")
+
+
+def _per_env(space: spaces.Space, batch: Any) -> str | None:
+    for i, action in enumerate(batch):
+        try:
+            inside = bool(space.contains(action))
+        except Exception:
+            inside = False
+        if not inside:
+            return f" has an action outside {space} for sub-environment {i}: {action!r}"
+    return None
+
+
+def check_in_space(check: Check, actions: Any) -> None:
+    """Runs ``check`` (from :func:`space_check`); ``InvalidArgumentError`` naming what is wrong."""
+    error = check(actions)
+    if error is not None:
+        raise InvalidArgumentError(f"actions{error}")
+
+
+def split(
+    actions: Any, space: spaces.Space, batched: spaces.Space, envs_per_worker: int, num_workers: int
+) -> list[Any]:
+    """Each worker's part of a batch of actions: rows of arrays (plain ones as raw bytes: pickling a
+    small ndarray costs more than the step of a cheap env), or a list of its envs' actions."""
+    k = envs_per_worker
+    if not is_array_space(space):
+        per_env = list(iterate(batched, actions))
+        return [per_env[w * k : (w + 1) * k] for w in range(num_workers)]
+    parts = [slice_views(actions, w * k, (w + 1) * k) for w in range(num_workers)]
+    if isinstance(actions, np.ndarray) and actions.dtype != object:
+        return [(part.dtype.str, part.shape, part.tobytes()) for part in parts]
+    return parts

@@ -1,0 +1,104 @@
+"""The parent/worker protocol: one message kind enum and one framing, used both ways on every pipe.
+
+A frame is a 4-byte big-endian length (the framing of ``multiprocessing.Connection``), then one byte,
+the :class:`Message` kind, then the pickled payload if there is one. The step doorbell and a step's
+plain reply are single-byte bodies, read with one ``read`` call. Frames are built by :func:`frame`
+before anything is written, so a payload that cannot be pickled never leaves a pipe half-written.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import pickle
+from typing import Any
+
+__all__ = [
+    "STEP_DONE_BODY",
+    "STEP_DONE_FRAME",
+    "STEP_SHARED_BODY",
+    "STEP_SHARED_FRAME",
+    "Message",
+    "decode",
+    "frame",
+    "read_frame",
+    "write_frame",
+]
+
+
+class Message(enum.IntEnum):
+    """What a frame carries. Parent to worker: the commands; worker to parent: the replies."""
+
+    # Parent -> worker.
+    STEP_SHARED = 1  # step with the actions already in the shared action buffer (no payload)
+    STEP = 2  # step with the actions in the payload
+    RESET = 3
+    CALL = 4  # call (get_attr too: gymnasium's get_attr is a call)
+    SET_ATTR = 5
+    CLOSE = 6
+    # Worker -> parent.
+    READY = 16  # start-up done; payload: the spaces of the worker's envs
+    OK = 17  # payload: the command's result
+    STEP_DONE = 18  # a step whose results are all in shared memory (no payload)
+    RAISED = 19  # the caller's error (call/set_attr): payload a RemoteError; the worker goes on
+    FAILED = 20  # a fatal error (start-up, reset, step): payload a RemoteError; the worker has stopped
+
+
+def _dumps(payload: Any) -> bytes:
+    """``pickle``, else ``cloudpickle`` (lambdas, local classes) for what plain pickle refuses."""
+    try:
+        return pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
+    except Exception:
+        import cloudpickle  # type: ignore[import-untyped]
+
+        return cloudpickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
+
+
+def frame(kind: Message, payload: Any = None) -> bytes:
+    """The bytes of one frame (a None payload is sent as none); raises, having written nothing, if
+    ``payload`` cannot be pickled."""
+    body = bytes((kind,)) if payload is None else bytes((kind,)) + _dumps(payload)
+    return len(body).to_bytes(4, "big") + body
+
+
+def write_frame(fd: int, data: bytes) -> None:
+    """Writes a frame built by :func:`frame` (all of it: ``os.write`` may write less)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_frame(fd: int) -> bytes:
+    """The body of the next frame on ``fd``; ``EOFError`` when the other end closed. A one-byte body
+    (the doorbell, a step's plain reply) costs one ``read``."""
+    chunk = os.read(fd, 5)
+    while len(chunk) < 4:
+        more = os.read(fd, 4 - len(chunk))
+        if not more:
+            raise EOFError
+        chunk += more
+    size = int.from_bytes(chunk[:4], "big", signed=True)
+    if size < 1:
+        raise OSError(f"malformed frame of length {size}")
+    parts = [chunk[4:]]
+    remaining = size - len(parts[0])
+    while remaining > 0:
+        more = os.read(fd, remaining)
+        if not more:
+            raise EOFError
+        parts.append(more)
+        remaining -= len(more)
+    return b"".join(parts)
+
+
+def decode(body: bytes) -> tuple[Message, Any]:
+    """A frame body as (kind, payload); a body without payload gives None."""
+    kind = Message(body[0])
+    return kind, (pickle.loads(body[1:]) if len(body) > 1 else None)
+
+
+# The two frames of a step through shared memory, and their bodies (compared as bytes: no decoding).
+STEP_SHARED_FRAME = frame(Message.STEP_SHARED)
+STEP_SHARED_BODY = STEP_SHARED_FRAME[4:]
+STEP_DONE_FRAME = frame(Message.STEP_DONE)
+STEP_DONE_BODY = STEP_DONE_FRAME[4:]

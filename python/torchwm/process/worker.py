@@ -1,0 +1,251 @@
+"""The worker process: runs ``envs_per_worker`` envs, one message per command for all of them.
+
+Observations, rewards and flags go straight into shared memory (views made once); a step's reply is
+the one-byte ``STEP_DONE`` unless an env returned an info or observations travel through the pipe.
+Every exception is sent back with its traceback: one in start-up, ``reset`` or ``step`` stops the
+worker (``FAILED``), one in ``call``/``set_attr`` is the caller's and the worker goes on
+(``RAISED``). An idle worker exits when the process that created the env is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space, concatenate, iterate
+
+from torchwm.process.buffers import SharedBuffers
+from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
+from torchwm.process.protocol import STEP_DONE_FRAME, STEP_SHARED_BODY, Message, decode, frame, read_frame, write_frame
+from torchwm.process.remote_errors import capture
+
+# How long an idle worker polls for the next command (yielding its core) before it sleeps.
+SPIN_SECONDS = 0.0003
+# How often a sleeping worker checks that its parent process is still there.
+PARENT_CHECK_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Everything a worker needs (pickled to it under the spawn/forkserver start methods)."""
+
+    first_env: int  # global index of this worker's first env
+    factories: list[Any]  # env factories, or cloudpickled ones (bytes)
+    buffers: SharedBuffers
+    autoreset_mode: AutoresetMode
+    parent_pid: int
+
+
+def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
+    """Entry point of one worker process; ``parent_end`` (fork only) is the parent's end of the pipe."""
+    if parent_end is not None:
+        parent_end.close()
+    try:
+        Worker(config, pipe.fileno()).run()
+    finally:
+        pipe.close()
+
+
+class Worker:
+    """One worker's envs and its command loop: one method per command."""
+
+    def __init__(self, config: WorkerConfig, fd: int) -> None:
+        self.config = config
+        self.fd = fd
+        self.first_ppid = os.getppid()
+        self.envs: list[Any] = []
+        self.current = config.first_env  # the env being called (named in error reports)
+        self.handlers: dict[Message, Callable[[Any], bytes]] = {
+            Message.STEP: self.step,
+            Message.RESET: self.reset,
+            Message.CALL: self.call,
+            Message.SET_ATTR: self.set_attr,
+        }
+
+    def run(self) -> None:
+        try:
+            self._start()
+            write_frame(self.fd, frame(Message.READY, [(env.observation_space, env.action_space) for env in self.envs]))
+            self._serve()
+        except (KeyboardInterrupt, EOFError, BrokenPipeError):
+            pass
+        except BaseException as error:  # report everything: the parent must never wait on a dead worker
+            with contextlib.suppress(Exception):
+                write_frame(self.fd, frame(Message.FAILED, capture(self.current, error)))
+        finally:
+            for env in self.envs:
+                with contextlib.suppress(Exception):
+                    env.close()
+
+    def _start(self) -> None:
+        """Makes the envs and the views of this worker's rows; everything that can fail before READY."""
+        import cloudpickle  # type: ignore[import-untyped]
+
+        config, buffers = self.config, self.config.buffers
+        for i, factory in enumerate(config.factories):
+            self.current = config.first_env + i
+            make = cloudpickle.loads(factory) if isinstance(factory, bytes) else factory
+            self.envs.append(adapt(make()))
+        count = len(self.envs)
+        self.keywords = [reset_keywords(env) for env in self.envs]
+        self.views = buffers.views(config.first_env, config.first_env + count)
+        self.observation_space = buffers.observation_space
+        self.action_space = batch_space(buffers.action_space, count)
+        self.plain_actions = isinstance(self.action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary))
+        self.autoreset = [False] * count
+        self.observations: list[Any] = [None] * count
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        self.poll = poller.poll
+
+    def _serve(self) -> None:
+        while True:
+            body = self._next_message()
+            if body is None:
+                return
+            if body == STEP_SHARED_BODY:
+                assert self.views.actions is not None
+                reply = self._step(self.views.actions.copy())  # the env may keep its action: a private copy
+            else:
+                kind, payload = decode(body)
+                if kind == Message.CLOSE:
+                    return
+                reply = self.handlers[kind](payload)
+            write_frame(self.fd, reply)
+
+    def _next_message(self) -> bytes | None:
+        """The next message, or None when the parent is gone. Cheap envs answer faster than a sleeping
+        process wakes up: poll (yielding the core to the parent) for a moment before sleeping."""
+        poll = self.poll
+        if not poll(0):
+            deadline = time.perf_counter() + SPIN_SECONDS
+            while not poll(0):
+                if time.perf_counter() >= deadline:
+                    while not poll(PARENT_CHECK_SECONDS * 1000):
+                        if self._parent_gone():
+                            return None
+                    break
+                os.sched_yield()
+        return read_frame(self.fd)
+
+    def _parent_gone(self) -> bool:
+        """True once the process that created the env has died (SIGKILL included): this worker was
+        re-parented, or the creator's pid no longer exists (forkserver workers are not its children)."""
+        if os.getppid() != self.first_ppid:
+            return True
+        try:
+            os.kill(self.config.parent_pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            pass
+        return False
+
+    # ------------------------------------------------------------------------------------ commands
+
+    def step(self, payload: Any) -> bytes:
+        """Actions in the message: raw bytes of an array, rows of a dict/tuple batch, or one per env."""
+        if isinstance(payload, tuple) and len(payload) == 3 and isinstance(payload[2], bytes):
+            dtype, shape, raw = payload
+            payload = np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape)
+        return self._step(payload)
+
+    def _step(self, batch: Any) -> bytes:
+        # Plain batches iterate as their rows (what gymnasium's iterate does for them).
+        actions: Any = batch
+        if not (isinstance(batch, list) or (self.plain_actions and isinstance(batch, np.ndarray))):
+            actions = iterate(self.action_space, batch)
+        count = len(self.envs)
+        infos: list[list[dict]] | None = None
+        # Python lists in the loop, one write per shared array after it: a numpy item costs more.
+        rewards, terminations, truncations = [0.0] * count, [False] * count, [False] * count
+        for i, action in enumerate(actions):
+            self.current = self.config.first_env + i
+            env_infos = self._step_env(i, action, rewards, terminations, truncations)
+            if env_infos:
+                infos = infos or [[] for _ in range(count)]
+                infos[i].extend(env_infos)
+        views = self.views
+        views.rewards[:] = rewards
+        views.terminations[:] = terminations
+        views.truncations[:] = truncations
+        self.autoreset = [t or u for t, u in zip(terminations, truncations)]
+        payload = self._publish()
+        if payload is None and infos is None:
+            return STEP_DONE_FRAME
+        return frame(Message.OK, (payload, infos))
+
+    def _step_env(self, i: int, action: Any, rewards: list, terminations: list, truncations: list) -> list[dict]:
+        """Steps env ``i`` (or resets it, NEXT_STEP after its episode ended); returns its infos."""
+        env, mode = self.envs[i], self.config.autoreset_mode
+        if mode == AutoresetMode.NEXT_STEP and self.autoreset[i]:
+            self.observations[i], info = reset_env(env, self.keywords[i], None, None, self.observation_space)
+            return [info] if info else []
+        result = env.step(action)
+        if len(result) != 5:
+            result = five_tuple(result)
+        self.observations[i], rewards[i], terminated, truncated, info = result
+        infos = []
+        if terminated or truncated:
+            terminations[i], truncations[i] = terminated, truncated
+            if mode == AutoresetMode.SAME_STEP:
+                infos.append({"final_obs": self.observations[i], "final_info": info})
+                self.observations[i], info = reset_env(env, self.keywords[i], None, None, self.observation_space)
+        if info:
+            infos.append(info)
+        return infos
+
+    def reset(self, payload: Any) -> bytes:
+        seeds, options, mask = payload
+        infos: list[list[dict] | None] = []
+        views = self.views
+        for i, env in enumerate(self.envs):
+            self.current = self.config.first_env + i
+            if mask is not None and not mask[i]:
+                infos.append(None)
+                continue
+            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], options, self.observation_space)
+            self.autoreset[i] = False
+            views.terminations[i] = views.truncations[i] = False
+            infos.append([info] if info else [])
+        return frame(Message.OK, (self._publish(), infos))
+
+    def call(self, payload: Any) -> bytes:
+        name, args, kwargs = payload
+
+        def call_one(env: Any, i: int) -> Any:
+            attr = env.get_wrapper_attr(name)
+            return attr(*args, **kwargs) if callable(attr) else attr
+
+        return self._each_env(call_one)
+
+    def set_attr(self, payload: Any) -> bytes:
+        name, values = payload
+        return self._each_env(lambda env, i: env.set_wrapper_attr(name, values[i]))
+
+    def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
+        """``function(env, i)`` for each env. An exception is the caller's mistake (a missing attribute,
+        a method that raises): it is reported (``RAISED``) and the worker carries on."""
+        results = []
+        try:
+            for i, env in enumerate(self.envs):
+                self.current = self.config.first_env + i
+                results.append(function(env, i))
+            return frame(Message.OK, results)
+        except Exception as error:
+            return frame(Message.RAISED, capture(self.current, error))
+
+    def _publish(self) -> Any:
+        """Writes observations into this worker's shared-memory rows, or returns them to be pickled."""
+        if self.views.observations is None:
+            return self.observations
+        concatenate(self.observation_space, self.observations, self.views.observations)
+        return None
