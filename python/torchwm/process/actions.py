@@ -31,13 +31,7 @@ def as_batch(value: Any) -> Any:
 def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: str = "actions") -> None:
     """``actions`` must have the structure of ``space`` (a dict with its keys for a Dict space, a
     tuple of its length for a Tuple space) and every array ``total_envs`` rows; else ``ValueError``."""
-    if not is_array_space(space):
-        if not isinstance(actions, (tuple, list)) or len(actions) != total_envs:
-            raise InvalidArgumentError(
-                f"{where} must be a tuple of total_envs={total_envs} actions (the batched {space} space is a Tuple), "
-                f"got {type(actions).__name__}"
-            )
-    elif isinstance(space, spaces.Dict):
+    if isinstance(space, spaces.Dict):
         if not isinstance(actions, dict):
             raise InvalidArgumentError(
                 f"{where} must be a dict with keys {sorted(space.spaces)} (the action space is a Dict), "
@@ -58,6 +52,13 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
             )
         for i, (value, subspace) in enumerate(zip(actions, space.spaces)):
             check_structure(as_batch(value), subspace, total_envs, f"{where}[{i}]")
+    elif not is_array_space(space):
+        sized = isinstance(actions, (tuple, list)) or (isinstance(actions, np.ndarray) and actions.ndim > 0)
+        if not sized or len(actions) != total_envs:
+            raise InvalidArgumentError(
+                f"{where} must be a tuple of total_envs={total_envs} actions (gymnasium batches {space} as a "
+                f"Tuple), got {type(actions).__name__}"
+            )
     else:
         if isinstance(actions, (dict, tuple)):
             raise InvalidArgumentError(
@@ -73,8 +74,6 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
 
 def space_check(space: spaces.Space) -> Check:
     """The check of a batch (structure already checked) against the single-env ``space``."""
-    if not is_array_space(space):
-        return lambda batch: _per_env(space, batch)
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         items: Any = space.spaces.items() if isinstance(space, spaces.Dict) else enumerate(space.spaces)
         checks = [(key, space_check(sub)) for key, sub in items]
@@ -87,6 +86,8 @@ def space_check(space: spaces.Space) -> Check:
             return None
 
         return check_each
+    if not is_array_space(space):
+        return lambda batch: _per_env(space, batch)
     return _array_check(space)
 
 

@@ -96,6 +96,9 @@ class TorchVectorizedEnv(VectorEnv):
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
         ctx = _context(context)
         self.context = ctx.get_start_method()
+        # AutoresetMode.DISABLED: the envs whose episode ended and that were not reset since.
+        self._finished = np.zeros(self.total_envs, bool) if self.autoreset_mode == AutoresetMode.DISABLED else None
+        self._reset_mask: np.ndarray | None = None
         self._set_spaces(factories, observation_mode)
         self._action_check = action_batches.space_check(self.single_action_space) if check_actions else None
         self._allocate_buffers(ctx)
@@ -293,17 +296,25 @@ class TorchVectorizedEnv(VectorEnv):
         payloads = [(s, sub_options, m) for s, m in zip(self._split(seeds), masks)]
         self._send(pool, Message.RESET, payloads, "reset options", "reset")
         self._default_seed = None
+        self._reset_mask = mask
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """The replies of ``reset_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
         replies = self._wait("reset", "reset", timeout)
         self._has_reset = True
+        if self._finished is not None:
+            self._finished[slice(None) if self._reset_mask is None else self._reset_mask] = False
         observations = self._read_observations([obs for obs, _ in replies])
         return observations, self._batch_infos([infos for _, infos in replies])
 
     def step_async(self, actions: Any) -> None:
         """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
         pool = self._live_pool("step_async")
+        if self._finished is not None and self._finished.any():
+            raise EnvStateError(
+                f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
+                "autoreset_mode=DISABLED, must be reset (reset(options={'reset_mask': mask})) before the next step"
+            )
         buffer = self._views.actions
         check = self._action_check
         if (
@@ -339,7 +350,10 @@ class TorchVectorizedEnv(VectorEnv):
             observations = self._read_observations([reply[0] for reply in replies])
             infos = self._batch_infos([reply[1] for reply in replies])
         views = self._views
-        return observations, views.rewards.copy(), views.terminations.copy(), views.truncations.copy(), infos
+        terminations, truncations = views.terminations.copy(), views.truncations.copy()
+        if self._finished is not None:
+            self._finished |= terminations | truncations
+        return observations, views.rewards.copy(), terminations, truncations, infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self.step_async(actions)
