@@ -111,13 +111,29 @@ def _array_check(space: spaces.Space) -> Check:
             return f" must hold integers or floats as {space} does, got dtype {batch.dtype}"
         if batch.shape[1:] != shape:
             return f" must have shape (total_envs, *{shape}), got {batch.shape}"
-        if isinstance(low, np.ndarray) or isinstance(high, np.ndarray):
-            inside = bool(np.all(batch >= low) and np.all(batch <= high))
-        else:
-            inside = bool(batch.min() >= low and batch.max() <= high) if batch.size else True
-        return None if inside else f" has values outside {space}: {_outside(batch, low, high)}"
+        if not _inside(batch, low, high):
+            return f" has values outside {space}: {_outside(batch, low, high)}"
+        return None
 
     return check
+
+
+# Up to this many values, Python's min/max over a list beat numpy's reductions (their call overhead).
+_SMALL_BATCH = 64
+
+
+def _inside(batch: np.ndarray, low: Any, high: Any) -> bool:
+    """Every value in [low, high]; NaN is not."""
+    if batch.size == 0 or batch.dtype.kind == "b":
+        return True
+    if isinstance(low, np.ndarray) or isinstance(high, np.ndarray):
+        return bool(np.all(batch >= low) and np.all(batch <= high))
+    if batch.size <= _SMALL_BATCH:
+        values = batch.ravel().tolist()
+        if batch.dtype.kind == "f":  # min/max skip NaN depending on its position: compare each value
+            return all(low <= value <= high for value in values)
+        return min(values) >= low and max(values) <= high
+    return bool(batch.min() >= low and batch.max() <= high)  # a NaN makes min/max NaN: False
 
 
 def _scalar_if_uniform(bound: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 
 from torchwm.errors import WorkerCrashedError
 from torchwm.process.protocol import STEP_DONE_BODY, Message, decode, frame, read_frame, write_frame
-from torchwm.process.remote_errors import rebuild
+from torchwm.process.remote_errors import RemoteError, rebuild
 from torchwm.process.worker import WorkerConfig, worker_main
 
 # How long close() waits for a worker to exit before terminating it.
@@ -61,6 +61,7 @@ class WorkerPool:
             self._watch(w, process, parent_end)
         self.received = [False] * len(configs)
         self.replies: list[Any] = [None] * len(configs)
+        self.raised: RemoteError | None = None  # the first RAISED reply to the pending command
 
     def _watch(self, w: int, process: Any, pipe: Any) -> None:
         """Registers worker ``w``'s pipe and a descriptor that becomes readable when it dies: a pidfd
@@ -124,9 +125,9 @@ class WorkerPool:
 
     def _take_replies(self) -> list[Any]:
         replies, self.replies = self.replies, [None] * len(self.fds)
-        errors = [reply for reply in replies if isinstance(reply, _Raised)]
-        if errors:
-            raise rebuild(errors[0].remote)
+        if self.raised is not None:
+            raised, self.raised = self.raised, None
+            raise rebuild(raised)
         return replies
 
     def _receive(self, w: int) -> None:
@@ -141,7 +142,8 @@ class WorkerPool:
             return
         kind, payload = decode(body)
         if kind == Message.RAISED:
-            self.replies[w] = _Raised(payload)
+            if self.raised is None:
+                self.raised = payload
         elif kind == Message.FAILED:
             self.shutdown(terminate=True)
             raise rebuild(payload)
@@ -169,13 +171,6 @@ class WorkerPool:
                 if process.is_alive():
                     process.terminate()
         self._finalizer()
-
-
-class _Raised:
-    """A worker's ``RAISED`` reply, kept until every worker has answered."""
-
-    def __init__(self, remote: Any) -> None:
-        self.remote = remote
 
 
 def _join(process: Any, timeout: float | None) -> bool:

@@ -63,9 +63,11 @@ def frame(kind: Message, payload: Any = None) -> bytes:
 
 def write_frame(fd: int, data: bytes) -> None:
     """Writes a frame built by :func:`frame` (all of it: ``os.write`` may write less)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    written = os.write(fd, data)
+    if written < len(data):  # a frame larger than the pipe's buffer
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def read_frame(fd: int) -> bytes:

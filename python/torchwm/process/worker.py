@@ -101,6 +101,7 @@ class Worker:
         self.action_space = batch_space(buffers.action_space, count)
         self.plain_actions = isinstance(self.action_space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary))
         self.autoreset = [False] * count
+        self.next_step = config.autoreset_mode == AutoresetMode.NEXT_STEP
         self.observations: list[Any] = [None] * count
         poller = select.poll()
         poller.register(self.fd, select.POLLIN | select.POLLERR | select.POLLHUP)
@@ -163,16 +164,30 @@ class Worker:
         actions: Any = batch
         if not (isinstance(batch, list) or (self.plain_actions and isinstance(batch, np.ndarray))):
             actions = iterate(self.action_space, batch)
-        count = len(self.envs)
+        envs, observations, autoreset = self.envs, self.observations, self.autoreset
+        count = len(envs)
         infos: list[list[dict]] | None = None
         # Python lists in the loop, one write per shared array after it: a numpy item costs more.
         rewards, terminations, truncations = [0.0] * count, [False] * count, [False] * count
-        for i, action in enumerate(actions):
+        i = 0
+        try:
+            for i, action in enumerate(actions):  # the common case inline: this loop is the hot path
+                if autoreset[i] and self.next_step:
+                    info = self._reset_ended(i)
+                else:
+                    result = envs[i].step(action)
+                    if len(result) != 5:
+                        result = five_tuple(result)
+                    observations[i], rewards[i], terminated, truncated, info = result
+                    if terminated or truncated:
+                        terminations[i], truncations[i] = terminated, truncated
+                        info = self._episode_ended(i, info)
+                if info:
+                    infos = infos or [[] for _ in range(count)]
+                    infos[i].extend(info if isinstance(info, list) else [info])
+        except BaseException:
             self.current = self.config.first_env + i
-            env_infos = self._step_env(i, action, rewards, terminations, truncations)
-            if env_infos:
-                infos = infos or [[] for _ in range(count)]
-                infos[i].extend(env_infos)
+            raise
         views = self.views
         views.rewards[:] = rewards
         views.terminations[:] = terminations
@@ -183,25 +198,19 @@ class Worker:
             return STEP_DONE_FRAME
         return frame(Message.OK, (payload, infos))
 
-    def _step_env(self, i: int, action: Any, rewards: list, terminations: list, truncations: list) -> list[dict]:
-        """Steps env ``i`` (or resets it, NEXT_STEP after its episode ended); returns its infos."""
-        env, mode = self.envs[i], self.config.autoreset_mode
-        if mode == AutoresetMode.NEXT_STEP and self.autoreset[i]:
-            self.observations[i], info = reset_env(env, self.keywords[i], None, None, self.observation_space)
-            return [info] if info else []
-        result = env.step(action)
-        if len(result) != 5:
-            result = five_tuple(result)
-        self.observations[i], rewards[i], terminated, truncated, info = result
-        infos = []
-        if terminated or truncated:
-            terminations[i], truncations[i] = terminated, truncated
-            if mode == AutoresetMode.SAME_STEP:
-                infos.append({"final_obs": self.observations[i], "final_info": info})
-                self.observations[i], info = reset_env(env, self.keywords[i], None, None, self.observation_space)
-        if info:
-            infos.append(info)
-        return infos
+    def _reset_ended(self, i: int) -> dict:
+        """NEXT_STEP: the step after env ``i``'s episode ended resets it; returns the reset's info."""
+        self.observations[i], info = reset_env(self.envs[i], self.keywords[i], None, None, self.observation_space)
+        return info
+
+    def _episode_ended(self, i: int, info: dict) -> dict | list[dict]:
+        """SAME_STEP: resets env ``i`` at once, its final observation and info as gymnasium's
+        ``final_obs``/``final_info``; returns the infos to batch. Other modes: ``info`` as it is."""
+        if self.config.autoreset_mode != AutoresetMode.SAME_STEP:
+            return info
+        final = {"final_obs": self.observations[i], "final_info": info}
+        self.observations[i], info = reset_env(self.envs[i], self.keywords[i], None, None, self.observation_space)
+        return [final, info] if info else [final]
 
     def reset(self, payload: Any) -> bytes:
         seeds, options, mask = payload
