@@ -13,7 +13,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
-
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
 
@@ -25,9 +24,14 @@ class DictSpaceEnv(gym.Env):
     """Dict observation and action spaces (the Gym vector guide's example), with an info entry."""
 
     observation_space = gym.spaces.Dict(
-        {"position": gym.spaces.Box(-1.0, 1.0, (3,), np.float32), "velocity": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)}
+        {
+            "position": gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
+            "velocity": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
+        }
     )
-    action_space = gym.spaces.Dict({"jump": gym.spaces.Discrete(2), "acceleration": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)})
+    action_space = gym.spaces.Dict(
+        {"jump": gym.spaces.Discrete(2), "acceleration": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)}
+    )
 
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
         super().reset(seed=seed)

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
-
 from torchwm import SubEnvError, TorchVectorizedEnv
 from torchwm.errors import EnvStateError
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -34,10 +35,8 @@ def _wait_gone(pids: list[int], seconds: float) -> list[int]:
 
 def _kill(pids: list[int]) -> None:
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 class ForkingEnv(gym.Env):
@@ -89,7 +88,10 @@ class OldApiGymEnv(gym.Env):
     step() -> 4-tuple)."""
 
     observation_space = gym.spaces.Dict(
-        {"position": gym.spaces.Box(-1.0, 1.0, (3,), np.float32), "velocity": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)}
+        {
+            "position": gym.spaces.Box(-1.0, 1.0, (3,), np.float32),
+            "velocity": gym.spaces.Box(-1.0, 1.0, (2,), np.float32),
+        }
     )
     action_space = gym.spaces.Dict({"fire": gym.spaces.Discrete(2), "jump": gym.spaces.Discrete(2)})
 
@@ -99,7 +101,10 @@ class OldApiGymEnv(gym.Env):
 
     def step(self, action):
         self.t += 1
-        observation = {"position": np.full(3, self.t / 10, np.float32), "velocity": np.full(2, action["jump"], np.float32)}
+        observation = {
+            "position": np.full(3, self.t / 10, np.float32),
+            "velocity": np.full(2, action["jump"], np.float32),
+        }
         info = {"TimeLimit.truncated": True} if self.t == 3 else {}
         return observation, float(action["fire"]), self.t >= 3, info
 
@@ -176,7 +181,9 @@ def test_reset_mask_matches_sync_vector_env() -> None:
 
 class DictActionEnv(gym.Env):
     observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
-    action_space = gym.spaces.Dict({"jump": gym.spaces.Discrete(2), "turn": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)})
+    action_space = gym.spaces.Dict(
+        {"jump": gym.spaces.Discrete(2), "turn": gym.spaces.Box(-1.0, 1.0, (2,), np.float32)}
+    )
     speed = 3.0
 
     def reset(self, *, seed=None, options=None):

@@ -167,6 +167,7 @@ class Worker:
         envs, observations, autoreset = self.envs, self.observations, self.autoreset
         count = len(envs)
         infos: list[list[dict]] | None = None
+        info: Any
         # Python lists in the loop, one write per shared array after it: a numpy item costs more.
         rewards, terminations, truncations = [0.0] * count, [False] * count, [False] * count
         i = 0
