@@ -284,3 +284,56 @@ def test_copy_false_returns_the_shared_buffer() -> None:
         second, *_ = env.step(np.zeros(2, dtype=np.int64))
         np.testing.assert_array_equal(first[:, 1], [0, 0])  # a copy: the step did not touch it
         assert second is not first
+
+
+_CTRL_C_SCRIPT = """
+import time, numpy as np, gymnasium as gym
+from torchwm import TorchVectorizedEnv
+
+class SlowStep(gym.Env):
+    observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+    def step(self, action):
+        time.sleep(2)
+        return np.ones(1, np.float32), 1.0, False, False, {}
+
+if __name__ == "__main__":
+    env = TorchVectorizedEnv(SlowStep, 2, 1)
+    env.reset()
+    print(*(p.pid for p in env._pool.processes), flush=True)
+    try:
+        env.step(np.zeros(2, np.int64))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+    try:  # the step is still pending: waiting again gets it (or, if the workers got the Ctrl-C too, an error)
+        print("waited", float(env.step_wait(timeout=10)[1].sum()), flush=True)
+    except Exception as error:
+        print("wait failed", type(error).__name__, flush=True)
+    # exits without close()
+"""
+
+
+@pytest.mark.parametrize("whole_group", [False, True], ids=["parent_only", "terminal_ctrl_c"])
+def test_ctrl_c_during_step_leaves_no_worker_behind(whole_group: bool) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CTRL_C_SCRIPT], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
+    pids: list[int] = []
+    try:
+        pids = [int(pid) for pid in child.stdout.readline().split()]
+        assert len(pids) == 2, "the env did not start"
+        time.sleep(0.5)  # inside step()
+        if whole_group:
+            os.killpg(child.pid, signal.SIGINT)
+        else:
+            os.kill(child.pid, signal.SIGINT)
+        out, _ = child.communicate(timeout=30)
+        assert "interrupted" in out
+        if not whole_group:
+            assert "waited 2.0" in out  # the env stayed usable
+        assert _wait_gone(pids, 10) == []
+    finally:
+        _kill([child.pid, *pids])
+        child.stdout.close()
