@@ -107,13 +107,13 @@ def _array_check(space: spaces.Space) -> Check:
     shape = tuple(space.shape or ())
 
     def check(batch: np.ndarray) -> str | None:
+        if batch.dtype.kind in kinds and batch.shape[1:] == shape and _inside(batch, low, high):
+            return None
         if batch.dtype.kind not in kinds:
             return f" must hold integers or floats as {space} does, got dtype {batch.dtype}"
         if batch.shape[1:] != shape:
             return f" must have shape (total_envs, *{shape}), got {batch.shape}"
-        if not _inside(batch, low, high):
-            return f" has values outside {space}: {_outside(batch, low, high)}"
-        return None
+        return f" has values outside {space}: {_outside(batch, low, high)}"
 
     return check
 
@@ -128,12 +128,19 @@ def _inside(batch: np.ndarray, low: Any, high: Any) -> bool:
         return True
     if isinstance(low, np.ndarray) or isinstance(high, np.ndarray):
         return bool(np.all(batch >= low) and np.all(batch <= high))
+    kind = batch.dtype.kind
+    if low == 0 and kind in "iu":  # seen as unsigned, a negative value is larger than any bound: one pass
+        batch = batch.view(_UNSIGNED[batch.dtype.itemsize])
+        return (max(batch.ravel().tolist()) if batch.size <= _SMALL_BATCH else batch.max()) <= high
     if batch.size <= _SMALL_BATCH:
         values = batch.ravel().tolist()
-        if batch.dtype.kind == "f":  # min/max skip NaN depending on its position: compare each value
+        if kind == "f":  # min/max skip NaN depending on its position: compare each value
             return all(low <= value <= high for value in values)
         return min(values) >= low and max(values) <= high
     return bool(batch.min() >= low and batch.max() <= high)  # a NaN makes min/max NaN: False
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def _scalar_if_uniform(bound: Any) -> Any:

@@ -44,7 +44,8 @@ class WorkerPool:
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
         # Guarded by pid: a copy of this env in a process forked later (a worker of a newer env) must
         # not shut down workers it does not own.
-        self._finalizer = weakref.finalize(self, _shutdown, os.getpid(), self.processes, self.pipes, self.death_fds)
+        self.owner_pid = os.getpid()
+        self._finalizer = weakref.finalize(self, _shutdown, self.owner_pid, self.processes, self.pipes, self.death_fds)
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -164,9 +165,10 @@ class WorkerPool:
         )
 
     def shutdown(self, terminate: bool = False) -> None:
-        """Stops every worker (terminated at once with ``terminate``); safe to call more than once."""
+        """Stops every worker (terminated at once with ``terminate``); safe to call more than once.
+        In a process forked from the owner, only marks this copy closed."""
         self.closed = True
-        if terminate:
+        if terminate and os.getpid() == self.owner_pid:
             for process in self.processes:
                 if process.is_alive():
                     process.terminate()

@@ -325,8 +325,8 @@ class TorchVectorizedEnv(VectorEnv):
         ):
             # Fast path: one copy into shared memory (no pending step reads it: checked above) and a
             # one-byte doorbell per worker.
-            if check is not None:
-                action_batches.check_in_space(check, actions)
+            if check is not None and check(actions) is not None:
+                action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
             pool.send([STEP_SHARED_FRAME] * self.num_workers)
             self._pending = "step"
