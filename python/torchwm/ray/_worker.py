@@ -1,0 +1,103 @@
+"""The Ray actor behind :class:`~torchwm.ray.RayVectorEnv`: one worker's block of envs.
+
+A worker holds one gymnasium ``VectorEnv`` of ``envs_per_worker`` envs: a ``SyncVectorEnv`` over the
+factories it was given, or the ``VectorEnv`` a factory returned itself (``torchwm.AtariVectorEnv``: the
+node steps its emulators with the Rust pool). Autoreset, ``reset_mask`` and info batching inside a
+worker are therefore gymnasium's own; the parent only places the workers' batches side by side.
+
+Every method answers with plain values (numpy arrays, dicts): one Ray task per worker per call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
+
+
+def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode) -> VectorEnv:
+    """The worker's ``VectorEnv``: what the first factory returns when it is one (it must then hold
+    ``len(factories)`` envs and use ``autoreset_mode``), else a ``SyncVectorEnv`` over all factories."""
+    first = factories[0]()
+    if isinstance(first, VectorEnv):
+        if first.num_envs != len(factories):
+            first.close()
+            raise ValueError(
+                f"the env factory returned a VectorEnv of {first.num_envs} envs, but each worker holds "
+                f"envs_per_worker={len(factories)}: build it with num_envs=envs_per_worker"
+            )
+        block_mode = first.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+        if AutoresetMode(block_mode) != autoreset_mode:
+            first.close()
+            raise ValueError(
+                f"the env factory returned a VectorEnv with autoreset mode {block_mode}, but the "
+                f"RayVectorEnv was asked for {autoreset_mode}: build it with the same mode"
+            )
+        return first
+    rest = list(factories[1:])
+    return SyncVectorEnv([lambda: first, *rest], autoreset_mode=autoreset_mode)
+
+
+class EnvBlockWorker:
+    """Runs one block of envs; wrapped with ``ray.remote`` by the parent (so importing this needs no Ray)."""
+
+    def __init__(self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode) -> None:
+        self.block = build_block(factories, AutoresetMode(autoreset_mode))
+
+    def describe(self) -> dict[str, Any]:
+        """What the parent needs to batch this worker: its spaces, metadata, and where it runs."""
+        block = self.block
+        return {
+            "observation_space": block.single_observation_space,
+            "action_space": block.single_action_space,
+            "metadata": dict(getattr(block, "metadata", {})),
+            "render_mode": getattr(block, "render_mode", None),
+            "spec": _single_spec(block),
+            "node_id": _node_id(),
+            "pid": os.getpid(),
+        }
+
+    def reset(self, seeds: list[int | None], options: dict[str, Any], mask: np.ndarray | None) -> tuple[Any, dict]:
+        seed: list[int | None] | None = None if all(s is None for s in seeds) else list(seeds)
+        options = dict(options)
+        if mask is not None:
+            options["reset_mask"] = mask
+        return self.block.reset(seed=seed, options=options or None)
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        return self.block.step(actions)
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> tuple[Any, ...]:
+        return tuple(self.block.call(name, *args, **kwargs))
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        return tuple(self.block.get_attr(name))
+
+    def set_attr(self, name: str, values: list[Any]) -> None:
+        self.block.set_attr(name, values)
+
+    def render(self) -> tuple[Any, ...] | None:
+        return self.block.render()
+
+    def np_random_seed(self) -> tuple[Any, ...]:
+        return tuple(self.block.np_random_seed)
+
+    def close(self) -> None:
+        self.block.close()
+
+
+def _single_spec(block: VectorEnv) -> Any:
+    envs = getattr(block, "envs", None)
+    return getattr(envs[0], "spec", None) if envs else getattr(block, "spec", None)
+
+
+def _node_id() -> str | None:
+    try:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+    except Exception:  # outside Ray (unit use of this class): no node
+        return None
