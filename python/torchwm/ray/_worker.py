@@ -45,10 +45,18 @@ class EnvBlockWorker:
     """Runs one block of envs; wrapped with ``ray.remote`` by the parent (so importing this needs no Ray)."""
 
     def __init__(self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode) -> None:
-        self.block = build_block(factories, AutoresetMode(autoreset_mode))
+        # An exception here would kill the actor (an ActorDiedError, as for a crash): it is kept and
+        # raised by describe(), so the caller gets the factory's exception as its own class.
+        self.startup_error: BaseException | None = None
+        try:
+            self.block = build_block(factories, AutoresetMode(autoreset_mode))
+        except Exception as error:
+            self.startup_error = error
 
     def describe(self) -> dict[str, Any]:
         """What the parent needs to batch this worker: its spaces, metadata, and where it runs."""
+        if self.startup_error is not None:
+            raise self.startup_error
         block = self.block
         return {
             "observation_space": block.single_observation_space,
@@ -86,7 +94,8 @@ class EnvBlockWorker:
         return tuple(self.block.np_random_seed)
 
     def close(self) -> None:
-        self.block.close()
+        if self.startup_error is None:
+            self.block.close()
 
 
 def _single_spec(block: VectorEnv) -> Any:

@@ -217,7 +217,7 @@ class RayVectorEnv(VectorEnv):
         self.close()
         raise WorkerCrashedError(
             f"worker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}, Ray node {node}) died: "
-            f"{type(error).__name__}: {_first_line(error)}; the other workers were shut down"
+            f"{type(error).__name__}: {_summary(error)}; the other workers were shut down"
         ) from error
 
     def _raise_remote(self, command: str, w: int, error: Any) -> NoReturn:
@@ -360,3 +360,11 @@ class _RemoteTraceback(Exception):
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else ""
+
+
+def _summary(error: BaseException) -> str:
+    """The first line of a Ray error and, when it carries a traceback, its last line (the root cause)."""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    if len(lines) > 1:
+        return f"{lines[0]} ... {lines[-1].strip()}"
+    return lines[0] if lines else ""
