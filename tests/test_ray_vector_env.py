@@ -3,6 +3,7 @@ SyncVectorEnv over the same seeds and actions, gymnasium's exception classes, a 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import subprocess
@@ -256,3 +257,23 @@ def _alive(pid: int) -> bool:
             return stat.read().split(")")[-1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_atari_vector_env_blocks_equal_one_atari_vector_env(cluster):
+    """Each worker steps a torchwm.AtariVectorEnv of its envs (the Rust pool on that node)."""
+    import functools
+
+    import torchwm
+
+    block = functools.partial(torchwm.AtariVectorEnv, "pong", num_envs=2, num_threads=1)
+    reference = torchwm.AtariVectorEnv("pong", num_envs=4, num_threads=1)
+    with RayVectorEnv(block, 2, 2, num_cpus=1) as envs, contextlib.closing(reference):
+        assert envs.single_observation_space == reference.single_observation_space
+        seeds = [11, 12, 13, 14]
+        ours, theirs = envs.reset(seed=seeds), reference.reset(seed=np.array(seeds))
+        np.testing.assert_array_equal(ours[0], theirs[0])
+        assert_same_infos(ours[1], theirs[1])
+        rng = np.random.default_rng(1)
+        for _ in range(40):
+            actions = rng.integers(0, reference.single_action_space.n, 4)
+            assert_same_step(envs.step(actions), reference.step(actions))

@@ -44,7 +44,8 @@ def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: Autorese
 class EnvBlockWorker:
     """Runs one block of envs; wrapped with ``ray.remote`` by the parent (so importing this needs no Ray)."""
 
-    def __init__(self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode) -> None:
+    def __init__(self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode, first_env: int = 0) -> None:
+        self.first_env = first_env
         # An exception here would kill the actor (an ActorDiedError, as for a crash): it is kept and
         # raised by describe(), so the caller gets the factory's exception as its own class.
         self.startup_error: BaseException | None = None
@@ -69,14 +70,25 @@ class EnvBlockWorker:
         }
 
     def reset(self, seeds: list[int | None], options: dict[str, Any], mask: np.ndarray | None) -> tuple[Any, dict]:
-        seed: list[int | None] | None = None if all(s is None for s in seeds) else list(seeds)
+        seed: Any = None if all(s is None for s in seeds) else list(seeds)
+        if seed is not None and not isinstance(self.block, SyncVectorEnv) and None not in seed:
+            seed = np.asarray(seed, dtype=np.int64)  # what every VectorEnv takes (ale_py's: not a list)
         options = dict(options)
         if mask is not None:
             options["reset_mask"] = mask
-        return self.block.reset(seed=seed, options=options or None)
+        observations, infos = self.block.reset(seed=seed, options=options or None)
+        return observations, self._global_env_ids(infos)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
-        return self.block.step(actions)
+        *results, infos = self.block.step(actions)
+        return (*results, self._global_env_ids(infos))
+
+    def _global_env_ids(self, infos: dict[str, Any]) -> dict[str, Any]:
+        """A block's ``info["env_id"]`` (AtariVectorEnv's, ale_py's) numbers its envs from 0: renumbered
+        to their indices in the whole RayVectorEnv. A SyncVectorEnv's infos are the envs' own: kept."""
+        if "env_id" in infos and not isinstance(self.block, SyncVectorEnv):
+            infos = {**infos, "env_id": np.asarray(infos["env_id"]) + self.first_env}
+        return infos
 
     def call(self, name: str, args: tuple, kwargs: dict) -> tuple[Any, ...]:
         return tuple(self.block.call(name, *args, **kwargs))

@@ -103,7 +103,7 @@ class RayVectorEnv(VectorEnv):
         remote_worker = self._ray.remote(EnvBlockWorker)
         k = self.envs_per_worker
         for w in range(self.num_workers):
-            actor = remote_worker.options(**placement.options(w)).remote(factories[w * k : (w + 1) * k], self.autoreset_mode)
+            actor = remote_worker.options(**placement.options(w)).remote(factories[w * k : (w + 1) * k], self.autoreset_mode, w * k)
             self._actors.append(actor)
         self.closed = False
         self._waiting: str | None = None
