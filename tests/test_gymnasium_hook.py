@@ -26,8 +26,8 @@ single.close()
 """
 
 
-def run_python(code: str, *, hook: bool = True, extra_path: str | None = None, **env: str) -> subprocess.CompletedProcess:
-    prefix = f"import site; site.addsitedir({str(HOOK_DIR)!r})\n" if hook else ""
+def run_python(code: str, *, extra_path: str | None = None, **env: str) -> subprocess.CompletedProcess:
+    prefix = f"import site; site.addsitedir({str(HOOK_DIR)!r})\n"
     environment = {**os.environ, **env}
     if extra_path is not None:
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [extra_path, environment.get("PYTHONPATH")]))
@@ -44,13 +44,19 @@ def test_plain_id_resolves_in_a_process_that_never_imports_torchwm():
 
 def test_without_the_hook_the_plain_id_is_unknown():
     """What the hook fixes (and its off switch): gymnasium alone does not know the namespace."""
-    for result in (run_python(MAKE_PLAIN_ID, hook=False), run_python(MAKE_PLAIN_ID, TORCHWM_NO_GYMNASIUM_HOOK="1")):
-        assert result.returncode != 0
-        assert "NamespaceNotFound" in result.stderr and "TorchWM" in result.stderr
+    result = run_python(MAKE_PLAIN_ID, TORCHWM_NO_GYMNASIUM_HOOK="1")
+    assert result.returncode != 0
+    assert "NamespaceNotFound" in result.stderr and "TorchWM" in result.stderr
 
 
 def test_importing_torchwm_first_still_works_without_warnings():
     result = run_python("import warnings; warnings.simplefilter('error')\nimport torchwm\n" + MAKE_PLAIN_ID)
+    assert result.returncode == 0, result.stderr
+
+
+def test_importing_ale_py_first_still_works_without_warnings():
+    """ale_py imports gymnasium, and torchwm's registration imports ale_py: it waits for ale_py to load."""
+    result = run_python("import warnings; warnings.simplefilter('error')\nimport ale_py\n" + MAKE_PLAIN_ID)
     assert result.returncode == 0, result.stderr
 
 

@@ -37,25 +37,43 @@ def register_torchwm_ids() -> None:
 
 
 class GymnasiumImportWatcher(importlib.abc.MetaPathFinder):
-    """Finds ``gymnasium`` as the normal path finder does, and runs :func:`register_torchwm_ids` right
-    after its module has executed. Removes itself on first use."""
+    """Finds ``gymnasium`` and ``ale_py`` as the normal path finder does, and registers torchwm's ids
+    once gymnasium has loaded and no ale_py import is under way (torchwm's registration imports ale_py:
+    when ``import ale_py`` is what imported gymnasium, it waits for ale_py to finish). Leaves
+    ``sys.meta_path`` after registering."""
+
+    WATCHED = ("gymnasium", "ale_py")
+
+    def __init__(self) -> None:
+        self.executing: set[str] = set()
+        self.done = False
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != "gymnasium":
+        if name not in self.WATCHED or self.done:
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         execute = spec.loader.exec_module
 
         def exec_module(module: Any) -> None:
-            execute(module)
-            register_torchwm_ids()
+            self.executing.add(name)
+            try:
+                execute(module)
+            finally:
+                self.executing.discard(name)
+            self.module_loaded()
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
+
+    def module_loaded(self) -> None:
+        if self.done or "gymnasium" not in sys.modules or self.executing:
+            return
+        self.done = True
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        register_torchwm_ids()
 
 
 def install() -> None:
