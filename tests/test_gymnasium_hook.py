@@ -32,7 +32,7 @@ def run_python(code: str, *, extra_path: str | None = None, **env: str) -> subpr
     if extra_path is not None:
         environment["PYTHONPATH"] = os.pathsep.join(filter(None, [extra_path, environment.get("PYTHONPATH")]))
     return subprocess.run(
-        [sys.executable, "-c", prefix + code], capture_output=True, text=True, timeout=120, env=environment
+        [sys.executable, "-c", prefix + code], check=False, capture_output=True, text=True, timeout=120, env=environment
     )
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib")
-import ray  # noqa: E402
+import ray
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -47,7 +47,6 @@ def test_plain_id_resolves_in_ray_workers(local_ray):
 def test_frame_connector_matches_rllib_atari_preprocessing():
     """Same values as RLlib's own NormalizedImageEnv, laid out channels-last as RLlib's CNN expects."""
     from ray.rllib.env.wrappers.atari_wrappers import NormalizedImageEnv
-
     from torchwm.ray.rllib import AtariFramesToModule
 
     rng = np.random.default_rng(0)
@@ -71,7 +70,9 @@ def test_ppo_trains_one_iteration_on_breakout(local_ray):
     finally:
         sys.path.pop(0)
 
-    algo = build_config("Breakout", num_env_runners=2, num_envs_per_env_runner=4, rollout_fragment_length=32).build_algo()
+    algo = build_config(
+        "Breakout", num_env_runners=2, num_envs_per_env_runner=4, rollout_fragment_length=32
+    ).build_algo()
     try:
         envs = algo.env_runner_group.foreach_env_runner(
             lambda runner: (type(runner.env.unwrapped).__module__, runner.env.unwrapped.num_envs),

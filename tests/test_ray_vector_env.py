@@ -18,10 +18,9 @@ from gymnasium.vector import AutoresetMode
 
 ray = pytest.importorskip("ray")
 
-from ray_cluster import local_cluster  # noqa: E402
-
-from torchwm.errors import WorkerCrashedError  # noqa: E402
-from torchwm.ray import RayVectorEnv  # noqa: E402
+from ray_cluster import local_cluster
+from torchwm.errors import WorkerCrashedError
+from torchwm.ray import RayVectorEnv
 
 pytestmark = pytest.mark.timeout(300)
 # The workers are other processes that cannot import this test module: its env classes travel by value.

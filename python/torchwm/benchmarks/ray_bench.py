@@ -58,7 +58,9 @@ def _make(backend: str, factory: Callable[[], Any], workers: int, per_worker: in
     return TorchVectorizedEnv(factory, workers, per_worker)
 
 
-def _measure(backend: str, factory: Callable[[], Any], workers: int, per_worker: int, actions: int, seconds: float) -> float:
+def _measure(
+    backend: str, factory: Callable[[], Any], workers: int, per_worker: int, actions: int, seconds: float
+) -> float:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env = _make(backend, factory, workers, per_worker)
@@ -68,7 +70,9 @@ def _measure(backend: str, factory: Callable[[], Any], workers: int, per_worker:
         env.close()
 
 
-def run_ray_benchmarks(seconds: float = 3.0, rounds: int = 3, workers: int = 2, address: str | None = None) -> list[dict[str, Any]]:
+def run_ray_benchmarks(
+    seconds: float = 3.0, rounds: int = 3, workers: int = 2, address: str | None = None
+) -> list[dict[str, Any]]:
     """Every case under both backends, ``rounds`` interleaved rounds of ``seconds / rounds`` each."""
     import ray
 
@@ -79,8 +83,8 @@ def run_ray_benchmarks(seconds: float = 3.0, rounds: int = 3, workers: int = 2, 
     for case, factory, per_worker, actions in _cases(workers):
         rates: dict[str, list[float]] = {"local": [], "ray": []}
         for _ in range(max(1, rounds)):
-            for backend in rates:
-                rates[backend].append(_measure(backend, factory, workers, per_worker, actions, per_run))
+            for backend, backend_rates in rates.items():
+                backend_rates.append(_measure(backend, factory, workers, per_worker, actions, per_run))
         ratios = [r / l for r, l in zip(rates["ray"], rates["local"])]
         for backend, backend_rates in rates.items():
             rows.append(

@@ -59,10 +59,10 @@ def _place(joined: dict[str, Any], infos: dict[str, Any], start: int, total: int
     for key, value in infos.items():
         if key in mask_keys:
             continue
-        masked = f"_{key}" in infos  # a VectorEnv block (ale_py's layout) may give keys without masks
+        # A VectorEnv block (ale_py's layout) may give keys without masks: every row then has the key.
+        masked = f"_{key}" in infos
         if isinstance(value, dict):
             _place(joined.setdefault(key, {}), value, start, total)
-            mask = np.asarray(infos[f"_{key}"], dtype=np.bool_) if masked else None
         else:
             value = np.asarray(value)
             mask = np.asarray(infos[f"_{key}"], dtype=np.bool_) if masked else np.ones(len(value), dtype=np.bool_)
@@ -70,7 +70,8 @@ def _place(joined: dict[str, Any], infos: dict[str, Any], start: int, total: int
                 joined[key] = _empty_like_batch(value, total)
             joined[key][np.flatnonzero(mask) + start] = value[mask]
         if masked:
-            joined.setdefault(f"_{key}", np.zeros(total, dtype=np.bool_))[np.flatnonzero(mask) + start] = True
+            rows = np.flatnonzero(np.asarray(infos[f"_{key}"], dtype=np.bool_)) + start
+            joined.setdefault(f"_{key}", np.zeros(total, dtype=np.bool_))[rows] = True
 
 
 def _empty_like_batch(value: np.ndarray, total: int) -> np.ndarray:

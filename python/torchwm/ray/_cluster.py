@@ -46,7 +46,9 @@ class ActorPlacement:
             raise InvalidArgumentError(f"actor_options must be a dict, got {type(self.actor_options).__name__}")
         clashes = {"num_cpus", "scheduling_strategy", "max_restarts", "name"} & set(self.actor_options)
         if clashes:
-            raise InvalidArgumentError(f"actor_options must not set {sorted(clashes)}: they are RayVectorEnv's own settings")
+            raise InvalidArgumentError(
+                f"actor_options must not set {sorted(clashes)}: they are RayVectorEnv's own settings"
+            )
 
     def options(self, worker: int) -> dict[str, Any]:
         """``ray.remote(...).options(...)`` for worker ``worker``: no restarts (a dead worker is an error)."""

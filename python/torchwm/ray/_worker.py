@@ -44,14 +44,18 @@ def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: Autorese
 class EnvBlockWorker:
     """Runs one block of envs; wrapped with ``ray.remote`` by the parent (so importing this needs no Ray)."""
 
-    def __init__(self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode, first_env: int = 0) -> None:
+    def __init__(
+        self, factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode, first_env: int = 0
+    ) -> None:
         self.first_env = first_env
         # An exception here would kill the actor (an ActorDiedError, as for a crash): it is kept and
         # raised by describe(), so the caller gets the factory's exception as its own class.
         self.startup_error: BaseException | None = None
+        # Any: a SyncVectorEnv or a VectorEnv with call/get_attr/set_attr (gymnasium's base class has none).
+        self.block: Any = None
         try:
             self.block = build_block(factories, AutoresetMode(autoreset_mode))
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any factory error goes back to the caller
             self.startup_error = error
 
     def describe(self) -> dict[str, Any]:
@@ -120,5 +124,5 @@ def _node_id() -> str | None:
         import ray
 
         return ray.get_runtime_context().get_node_id()
-    except Exception:  # outside Ray (unit use of this class): no node
+    except Exception:  # noqa: BLE001 - outside Ray (unit use of this class): no node
         return None

@@ -48,7 +48,9 @@ def _channels_last_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
 class AtariFramesToModule(SingleAgentObservationPreprocessor):
     """Env-to-module connector: uint8 channels-first frame stacks -> float32 channels-last in [-1, 1]."""
 
-    def recompute_output_observation_space(self, input_observation_space: gym.Space, input_action_space: gym.Space) -> gym.Space:
+    def recompute_output_observation_space(
+        self, input_observation_space: gym.Space, input_action_space: gym.Space
+    ) -> gym.Space:
         space = input_observation_space
         if not isinstance(space, gym.spaces.Box) or space.dtype != np.uint8:
             raise ValueError(f"AtariFramesToModule expects a uint8 Box observation space, got {space}")

@@ -8,6 +8,7 @@ A worker that dies (actor killed, node lost) raises :class:`~torchwm.errors.Work
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import time
 import weakref
@@ -42,10 +43,9 @@ def _kill(ray: Any, actors: list[Any]) -> None:
     """Kills the worker actors (idempotent; quiet when Ray has already shut down at exit)."""
     while actors:
         actor = actors.pop()
-        try:
+        # Quiet: at interpreter exit Ray may already be shut down, and the actor is then gone anyway.
+        with contextlib.suppress(Exception):
             ray.kill(actor, no_restart=True)
-        except Exception:
-            pass
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -103,7 +103,9 @@ class RayVectorEnv(VectorEnv):
         remote_worker = self._ray.remote(EnvBlockWorker)
         k = self.envs_per_worker
         for w in range(self.num_workers):
-            actor = remote_worker.options(**placement.options(w)).remote(factories[w * k : (w + 1) * k], self.autoreset_mode, w * k)
+            actor = remote_worker.options(**placement.options(w)).remote(
+                factories[w * k : (w + 1) * k], self.autoreset_mode, w * k
+            )
             self._actors.append(actor)
         self.closed = False
         self._waiting: str | None = None
@@ -189,7 +191,7 @@ class RayVectorEnv(VectorEnv):
             ready, waiting = ray.wait(waiting, num_returns=1, timeout=left)
             for ref in ready:
                 self._check_alive(index[ref], ref)
-        command, self._waiting, self._pending = self._waiting, None, []
+        command, self._waiting, self._pending = self._waiting or "", None, []
         replies, first_error = [], None
         for w, ref in enumerate(refs):
             try:
@@ -236,7 +238,9 @@ class RayVectorEnv(VectorEnv):
 
     # ----------------------------------------------------------------------------------------- VectorEnv
 
-    def reset_async(self, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None) -> None:
+    def reset_async(
+        self, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> None:
         """Sends ``reset`` to the workers; ``options["reset_mask"]`` resets only the selected envs."""
         self._check_can_send("reset_async")
         if seed is None and self._default_seed is not None:
@@ -249,7 +253,9 @@ class RayVectorEnv(VectorEnv):
         k = self.envs_per_worker
         self._reset_workers = [w for w in range(self.num_workers) if mask is None or mask[w * k : (w + 1) * k].any()]
         refs = [
-            self._actors[w].reset.remote(seeds[w * k : (w + 1) * k], rest, None if mask is None else mask[w * k : (w + 1) * k])
+            self._actors[w].reset.remote(
+                seeds[w * k : (w + 1) * k], rest, None if mask is None else mask[w * k : (w + 1) * k]
+            )
             for w in self._reset_workers
         ]
         self._submit("reset", refs)
@@ -316,7 +322,9 @@ class RayVectorEnv(VectorEnv):
         if not isinstance(values, (list, tuple)):
             values = [values] * self.num_envs
         if len(values) != self.num_envs:
-            raise InvalidArgumentError(f"set_attr needs one value or num_envs={self.num_envs} values, got {len(values)}")
+            raise InvalidArgumentError(
+                f"set_attr needs one value or num_envs={self.num_envs} values, got {len(values)}"
+            )
         k = self.envs_per_worker
         refs = [actor.set_attr.remote(name, list(values[w * k : (w + 1) * k])) for w, actor in enumerate(self._actors)]
         self._run("set_attr", refs, None)
@@ -327,7 +335,7 @@ class RayVectorEnv(VectorEnv):
         return None if all(f is None for f in frames) else tuple(frame for worker in frames for frame in worker or ())
 
     @property
-    def np_random_seed(self) -> tuple[Any, ...]:
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # a tuple, as Sync/AsyncVectorEnv
         self._check_can_send("np_random_seed")
         replies = self._run("np_random_seed", [actor.np_random_seed.remote() for actor in self._actors], None)
         return tuple(seed for reply in replies for seed in reply)
@@ -342,12 +350,11 @@ class RayVectorEnv(VectorEnv):
             self.closed = True
             self.close_extras(**kwargs)
 
-    def __enter__(self) -> RayVectorEnv:
+    def __enter__(self) -> RayVectorEnv:  # noqa: PYI034 - typing.Self needs Python 3.11
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: object) -> None:
         self.close()
-        return False
 
 
 class _RemoteTraceback(Exception):
