@@ -276,3 +276,13 @@ def test_atari_vector_env_blocks_equal_one_atari_vector_env(cluster):
         for _ in range(40):
             actions = rng.integers(0, reference.single_action_space.n, 4)
             assert_same_step(envs.step(actions), reference.step(actions))
+
+
+def test_torchwm_exposes_ray_vector_env_without_importing_ray_itself():
+    import torchwm
+    import torchwm.ray
+
+    assert torchwm.RayVectorEnv is torchwm.ray.RayVectorEnv
+    code = "import sys, torchwm; print('ray' in sys.modules)"
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert output.stdout.strip() == "False"

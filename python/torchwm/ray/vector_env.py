@@ -110,6 +110,7 @@ class RayVectorEnv(VectorEnv):
         self.closed = False
         self._waiting: str | None = None
         self._pending: list[Any] = []
+        self._replies: dict[int, Any] = {}
         try:
             described = self._run("startup", [actor.describe.remote() for actor in self._actors], startup_timeout)
         except mp.TimeoutError:
@@ -154,7 +155,7 @@ class RayVectorEnv(VectorEnv):
     # ----------------------------------------------------------------------------------------- protocol
 
     def _submit(self, command: str, refs: list[Any]) -> None:
-        self._pending, self._waiting = refs, command
+        self._pending, self._waiting, self._replies = refs, command, {}
 
     def _check_can_send(self, name: str) -> None:
         if self.closed:
@@ -175,41 +176,39 @@ class RayVectorEnv(VectorEnv):
         return self._gather(timeout)
 
     def _gather(self, timeout: float | None) -> list[Any]:
-        """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` at once
-        (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the call pending."""
+        """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` as soon
+        as its answer is in (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the
+        call pending (already received replies are kept)."""
         ray = self._ray
         refs = self._pending
         index = {ref: w for w, ref in enumerate(refs)}
-        waiting = list(refs)
+        waiting = [ref for ref in refs if index[ref] not in self._replies]
         deadline = None if timeout is None else time.monotonic() + timeout
         while waiting:
             left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, deadline - time.monotonic())
             if left <= 0:
                 raise mp.TimeoutError(
-                    f"{self._waiting}: {len(waiting)} worker(s) did not answer within {timeout} s; call again to keep waiting"
+                    f"{self._waiting}: {len(waiting)} worker(s) did not answer within {timeout} s; "
+                    "call again to keep waiting"
                 )
-            ready, waiting = ray.wait(waiting, num_returns=1, timeout=left)
+            ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
             for ref in ready:
-                self._check_alive(index[ref], ref)
+                self._receive(index[ref], ref)
         command, self._waiting, self._pending = self._waiting or "", None, []
-        replies, first_error = [], None
-        for w, ref in enumerate(refs):
-            try:
-                replies.append(ray.get(ref))
-            except ray.exceptions.RayTaskError as error:
-                replies.append(None)
-                first_error = first_error or (w, error)
-        if first_error is not None:
-            self._raise_remote(command, *first_error)
-        return replies
+        replies, self._replies = self._replies, {}
+        errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, _TaskFailure)]
+        if errors:
+            w, failure = errors[0]
+            self._raise_remote(command, w, failure.error)
+        return [replies[w] for w in range(len(refs))]
 
-    def _check_alive(self, w: int, ref: Any) -> None:
-        """Raises ``WorkerCrashedError`` if worker ``w``'s answer is its death (actor or node lost)."""
+    def _receive(self, w: int, ref: Any) -> None:
+        """Stores worker ``w``'s answer; its death (actor or node lost) raises ``WorkerCrashedError``."""
         ray = self._ray
         try:
-            ray.get(ref, timeout=0)
-        except ray.exceptions.RayTaskError:
-            pass  # the envs raised: reported once every worker has answered
+            self._replies[w] = ray.get(ref)
+        except ray.exceptions.RayTaskError as error:
+            self._replies[w] = _TaskFailure(error)  # the envs raised: reported once every worker has answered
         except ray.exceptions.RayError as error:
             self._crashed(w, error)
 
@@ -341,7 +340,7 @@ class RayVectorEnv(VectorEnv):
         return tuple(seed for reply in replies for seed in reply)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._waiting, self._pending = None, []
+        self._waiting, self._pending, self._replies = None, [], {}
         self._finalizer()
 
     def close(self, **kwargs: Any) -> None:
@@ -355,6 +354,13 @@ class RayVectorEnv(VectorEnv):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _TaskFailure:
+    """A worker's answer that is an exception its envs raised (kept until every worker has answered)."""
+
+    def __init__(self, error: Any) -> None:
+        self.error = error
 
 
 class _RemoteTraceback(Exception):
