@@ -4,6 +4,7 @@ SyncVectorEnv over the same seeds and actions, gymnasium's exception classes, a 
 from __future__ import annotations
 
 import contextlib
+import gc
 import multiprocessing as mp
 import os
 import subprocess
@@ -222,6 +223,12 @@ def test_removed_node_raises_worker_crashed(cluster):
 def test_close_and_driver_exit_kill_the_actors(cluster):
     with make_env() as envs:
         pids = [ray.get(actor.describe.remote())["pid"] for actor in envs._actors]
+    wait_until_gone(pids)
+    # Dropped without close(): its finalizer kills them.
+    envs = make_env()
+    pids = [ray.get(actor.describe.remote())["pid"] for actor in envs._actors]
+    del envs
+    gc.collect()
     wait_until_gone(pids)
     # A driver that exits without close(): Ray kills the actors it owns.
     script = textwrap.dedent(
