@@ -167,6 +167,39 @@ def test_protocol_errors_are_gymnasiums_classes(cluster):
         envs.step(np.zeros(NUM_ENVS, dtype=np.int64))  # still usable
 
 
+def mountain_car() -> gym.Env:
+    return gym.make("MountainCar-v0")
+
+
+@pytest.mark.parametrize(("num_workers", "per_worker"), [(1, 2), (2, 1)])
+def test_mismatched_spaces_raise_as_gymnasium(cluster, num_workers, per_worker):
+    """Within a worker or across workers: the exception class of gymnasium's AsyncVectorEnv."""
+    with pytest.raises(Exception) as theirs:
+        gym.vector.AsyncVectorEnv([cartpole, mountain_car])
+    with pytest.raises(Exception) as ours:
+        RayVectorEnv([cartpole, mountain_car], num_workers, per_worker, num_cpus=0)
+    assert type(ours.value) is type(theirs.value)
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"num_workers": 0},
+        {"envs_per_worker": True},
+        {"num_cpus": -1},
+        {"scheduling_strategy": "EVERYWHERE"},
+        {"actor_options": {"num_cpus": 2}},
+        {"autoreset_mode": "Sometimes"},
+    ],
+)
+def test_bad_settings_are_refused_before_any_actor_starts(settings):
+    arguments = {"num_workers": 1, "envs_per_worker": 1, **settings}
+    with pytest.raises(ValueError) as caught:
+        RayVectorEnv(cartpole, **arguments)
+    assert isinstance(caught.value, gym.error.Error)
+    assert next(iter(settings)) in str(caught.value)
+
+
 def test_sub_env_exception_keeps_its_class(cluster):
     with make_env(factory=lambda: FailingStep(fail_at=2)) as envs:
         envs.reset(seed=0)
@@ -235,8 +268,7 @@ def test_close_and_driver_exit_kill_the_actors(cluster):
         f"""
         import gymnasium as gym, ray
         from torchwm.ray import RayVectorEnv
-        ray.init(address={cluster.address!r})
-        envs = RayVectorEnv(lambda: gym.make("CartPole-v1"), 2, 1, num_cpus=0)
+        envs = RayVectorEnv(lambda: gym.make("CartPole-v1"), 2, 1, num_cpus=0, address={cluster.address!r})
         print(*[ray.get(a.describe.remote())["pid"] for a in envs._actors])
         """
     )

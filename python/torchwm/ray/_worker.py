@@ -37,8 +37,18 @@ def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: Autorese
                 f"RayVectorEnv was asked for {autoreset_mode}: build it with the same mode"
             )
         return first
-    rest = list(factories[1:])
-    return SyncVectorEnv([lambda: first, *rest], autoreset_mode=autoreset_mode)
+    envs = [first] + [factory() for factory in factories[1:]]
+    for env in envs[1:]:
+        # Checked here, as AsyncVectorEnv does (RuntimeError; SyncVectorEnv would assert).
+        if env.observation_space != first.observation_space or env.action_space != first.action_space:
+            for made in envs:
+                made.close()
+            raise RuntimeError(
+                f"a sub-environment has observation space {env.observation_space} and action space "
+                f"{env.action_space}, the first one {first.observation_space} and {first.action_space}: "
+                "all sub-environments must share their spaces"
+            )
+    return SyncVectorEnv([lambda env=env: env for env in envs], autoreset_mode=autoreset_mode)
 
 
 class EnvBlockWorker:
