@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,12 @@ def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: Autorese
                 f"{env.action_space}, the first one {first.observation_space} and {first.action_space}: "
                 "all sub-environments must share their spaces"
             )
-    return SyncVectorEnv([lambda env=env: env for env in envs], autoreset_mode=autoreset_mode)
+    return SyncVectorEnv([partial(_made, env) for env in envs], autoreset_mode=autoreset_mode)
+
+
+def _made(env: Any) -> Any:
+    """A factory for an env already made (SyncVectorEnv takes factories)."""
+    return env
 
 
 class EnvBlockWorker:
