@@ -3,10 +3,12 @@
 - :class:`AtariVectorEnv` / :func:`make_atari_vector_env`: Atari (ALE 0.12.1) stepped by Rust threads,
   a drop-in for ``ale_py.vector_env.AtariVectorEnv``; gymnasium ids ``TorchWM/<Game>-v5``.
 - :class:`TorchVectorizedEnv`: worker processes for any Gym-like env factory.
+- ``RayVectorEnv`` (:mod:`torchwm.ray`, needs ``torchwm[ray]``): the same, with Ray actors on a cluster.
 - :func:`make_env`: envs whose observation is their real rendered frame at a chosen size.
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
+from typing import Any
 
 from torchwm._core import AleError, EnvStateError, TorchwmError, WorkerError
 from torchwm.atari import AtariVectorEnv, make_atari_vector_env
@@ -21,6 +23,15 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+unknown"
 
 register_atari_envs()
+
+
+def __getattr__(name: str) -> Any:
+    # Ray is optional (pip install 'torchwm[ray]'): torchwm.RayVectorEnv imports it on first use only.
+    if name == "RayVectorEnv":
+        from torchwm.ray import RayVectorEnv
+
+        return RayVectorEnv
+    raise AttributeError(f"module 'torchwm' has no attribute {name!r}")
 
 __all__ = [
     "AleError",

@@ -1,0 +1,383 @@
+"""``RayVectorEnv``: ``num_workers`` Ray actors, anywhere on a Ray cluster, each stepping ``envs_per_worker`` envs.
+
+The same contract as the local process backend (``TorchVectorizedEnv``) and gymnasium's ``AsyncVectorEnv``:
+one Ray task per worker per call (not per env), observations back as numpy arrays from Ray's object
+store, autoreset / ``reset_mask`` / info batching exactly as one ``SyncVectorEnv`` over all the envs.
+A worker that dies (actor killed, node lost) raises :class:`~torchwm.errors.WorkerCrashedError` naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, create_empty_array
+
+from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, split_options
+from torchwm.errors import (
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    InvalidArgumentError,
+    NoAsyncCallError,
+    SubEnvError,
+    WorkerCrashedError,
+)
+from torchwm.ray._batching import join_infos, join_observations, split_actions
+from torchwm.ray._cluster import ActorPlacement, connect
+from torchwm.ray._worker import EnvBlockWorker
+
+# How long the workers may take to start and build their envs (a new node may first install a runtime env).
+STARTUP_TIMEOUT_S = 300.0
+# While waiting, the longest single blocking wait: keeps Ctrl-C responsive.
+WAIT_SLICE_S = 0.25
+_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+
+
+def _kill(ray: Any, actors: list[Any]) -> None:
+    """Kills the worker actors (idempotent; quiet when Ray has already shut down at exit)."""
+    while actors:
+        actor = actors.pop()
+        # Quiet: at interpreter exit Ray may already be shut down, and the actor is then gone anyway.
+        with contextlib.suppress(Exception):
+            ray.kill(actor, no_restart=True)
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+class RayVectorEnv(VectorEnv):
+    """A ``gymnasium.vector.VectorEnv`` whose workers are Ray actors.
+
+    Args:
+        env_factory: a callable returning a gymnasium env (or a list of ``num_workers * envs_per_worker``
+            of them), or a callable returning a ``VectorEnv`` of ``envs_per_worker`` envs such as
+            ``torchwm.AtariVectorEnv``, called once per worker: that worker steps it as one block.
+        num_workers: Ray actors.
+        envs_per_worker: envs each actor steps.
+        seed: seeds the first ``reset()`` (env ``i`` gets ``seed + i``) when it is given no seed.
+        autoreset_mode: ``NEXT_STEP`` (default), ``SAME_STEP`` or ``DISABLED``, as gymnasium defines them.
+        num_cpus: CPUs Ray reserves per actor (fractional allowed).
+        scheduling_strategy: ``"SPREAD"`` (default: actors across the cluster's nodes), ``"DEFAULT"``,
+            or any Ray scheduling strategy object (placement group, node affinity).
+        actor_options: further options for each actor (``resources``, ``runtime_env``, ``memory``...).
+        address: the cluster to join when Ray is not initialised yet (``"auto"``, ``"ray://host:10001"``...);
+            ``None`` joins ``RAY_ADDRESS`` if set, else starts a local Ray.
+        ray_init_kwargs: further ``ray.init`` arguments when this call initialises Ray.
+        startup_timeout: seconds the actors may take to start and build their envs.
+    """
+
+    def __init__(
+        self,
+        env_factory: Callable[[], Any] | Sequence[Callable[[], Any]],
+        num_workers: int = 2,
+        envs_per_worker: int = 4,
+        *,
+        seed: int | None = None,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        num_cpus: float = 1.0,
+        scheduling_strategy: Any = "SPREAD",
+        actor_options: dict[str, Any] | None = None,
+        address: str | None = None,
+        ray_init_kwargs: dict[str, Any] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT_S,
+    ) -> None:
+        self.closed = True  # until the actors exist, close() has nothing to do
+        self.num_workers = _positive_int("num_workers", num_workers)
+        self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
+        self.num_envs = self.num_workers * self.envs_per_worker
+        self.autoreset_mode = parse_autoreset_mode(autoreset_mode, _MODES)
+        factories = self._factories(env_factory)
+        placement = ActorPlacement(num_cpus, scheduling_strategy, dict(actor_options or {}))
+        self._ray = connect(address, ray_init_kwargs)
+        self._actors: list[Any] = []
+        self._finalizer = weakref.finalize(self, _kill, self._ray, self._actors)
+        remote_worker = self._ray.remote(EnvBlockWorker)
+        k = self.envs_per_worker
+        for w in range(self.num_workers):
+            actor = remote_worker.options(**placement.options(w)).remote(
+                factories[w * k : (w + 1) * k], self.autoreset_mode, w * k
+            )
+            self._actors.append(actor)
+        self.closed = False
+        self._waiting: str | None = None
+        self._pending: list[Any] = []
+        self._replies: dict[int, Any] = {}
+        try:
+            described = self._run("startup", [actor.describe.remote() for actor in self._actors], startup_timeout)
+        except mp.TimeoutError:
+            self.close()
+            raise
+        self._adopt(described)
+        self._default_seed = seed
+        self._worker_obs = [create_empty_array(self.single_observation_space, k) for _ in range(self.num_workers)]
+
+    def _factories(self, env_factory: Any) -> list[Callable[[], Any]]:
+        if callable(env_factory):
+            return [env_factory] * self.num_envs
+        if isinstance(env_factory, (list, tuple)):
+            if len(env_factory) != self.num_envs or not all(callable(f) for f in env_factory):
+                raise InvalidArgumentError(
+                    f"env_factory must be one callable or a list of num_workers * envs_per_worker = {self.num_envs} "
+                    f"callables, got a list of {len(env_factory)}"
+                )
+            return list(env_factory)
+        raise TypeError(f"env_factory must be a callable or a list of callables, got {type(env_factory).__name__}")
+
+    def _adopt(self, described: list[dict[str, Any]]) -> None:
+        """Takes the spaces and metadata of worker 0; every worker must have the same spaces."""
+        first = described[0]
+        for w, info in enumerate(described):
+            if info["observation_space"] != first["observation_space"] or info["action_space"] != first["action_space"]:
+                self.close()
+                raise RuntimeError(
+                    f"worker {w}'s envs have observation space {info['observation_space']} and action space "
+                    f"{info['action_space']}, worker 0's {first['observation_space']} and {first['action_space']}: "
+                    "all sub-environments must share their spaces"
+                )
+        self.single_observation_space = first["observation_space"]
+        self.single_action_space = first["action_space"]
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.metadata = {**first["metadata"], "autoreset_mode": self.autoreset_mode}
+        self.render_mode = first["render_mode"]
+        self.spec = first["spec"]
+        self.worker_nodes = tuple(info["node_id"] for info in described)
+
+    # ----------------------------------------------------------------------------------------- protocol
+
+    def _submit(self, command: str, refs: list[Any]) -> None:
+        self._pending, self._waiting, self._replies = refs, command, {}
+
+    def _check_can_send(self, name: str) -> None:
+        if self.closed:
+            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        if self._waiting is not None:
+            raise AlreadyPendingCallError(
+                f"Calling `{name}` while waiting for a pending call to `{self._waiting}` to complete", self._waiting
+            )
+
+    def _check_waiting(self, command: str, name: str) -> None:
+        if self.closed:
+            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        if self._waiting != command:
+            raise NoAsyncCallError(f"Calling `{name}` without any prior call to `{command}_async`.", command)
+
+    def _run(self, command: str, refs: list[Any], timeout: float | None) -> list[Any]:
+        self._submit(command, refs)
+        return self._gather(timeout)
+
+    def _gather(self, timeout: float | None) -> list[Any]:
+        """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` as soon
+        as its answer is in (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the
+        call pending (already received replies are kept)."""
+        ray = self._ray
+        refs = self._pending
+        index = {ref: w for w, ref in enumerate(refs)}
+        waiting = [ref for ref in refs if index[ref] not in self._replies]
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while waiting:
+            left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, deadline - time.monotonic())
+            if left <= 0:
+                raise mp.TimeoutError(
+                    f"{self._waiting}: {len(waiting)} worker(s) did not answer within {timeout} s; "
+                    "call again to keep waiting"
+                )
+            ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
+            for ref in ready:
+                self._receive(index[ref], ref)
+        command, self._waiting, self._pending = self._waiting or "", None, []
+        replies, self._replies = self._replies, {}
+        errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, _TaskFailure)]
+        if errors:
+            w, failure = errors[0]
+            self._raise_remote(command, w, failure.error)
+        return [replies[w] for w in range(len(refs))]
+
+    def _receive(self, w: int, ref: Any) -> None:
+        """Stores worker ``w``'s answer; its death (actor or node lost) raises ``WorkerCrashedError``."""
+        ray = self._ray
+        try:
+            self._replies[w] = ray.get(ref)
+        except ray.exceptions.RayTaskError as error:
+            self._replies[w] = _TaskFailure(error)  # the envs raised: reported once every worker has answered
+        except ray.exceptions.RayError as error:
+            self._crashed(w, error)
+
+    def _crashed(self, w: int, error: BaseException) -> NoReturn:
+        first = w * self.envs_per_worker
+        node = self.worker_nodes[w] if hasattr(self, "worker_nodes") else "unknown"
+        self.close()
+        raise WorkerCrashedError(
+            f"worker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}, Ray node {node}) died: "
+            f"{type(error).__name__}: {_summary(error)}; the other workers were shut down"
+        ) from error
+
+    def _raise_remote(self, command: str, w: int, error: Any) -> NoReturn:
+        """A sub-env's exception, raised again as its own class (the remote traceback as its cause). In
+        reset/step it leaves the envs in an unknown state: every worker is shut down, as in the local backend."""
+        if command in ("reset", "step", "startup"):
+            self.close()
+        first = w * self.envs_per_worker
+        cause = error.cause if isinstance(error.cause, BaseException) else None
+        if cause is None:
+            raise SubEnvError(first, type(error).__name__, _first_line(error), str(error)) from None
+        cause.__cause__ = _RemoteTraceback(
+            f"\nworker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}), remote traceback:\n{error}"
+        )
+        raise cause
+
+    # ----------------------------------------------------------------------------------------- VectorEnv
+
+    def reset_async(
+        self, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        """Sends ``reset`` to the workers; ``options["reset_mask"]`` resets only the selected envs."""
+        self._check_can_send("reset_async")
+        if seed is None and self._default_seed is not None:
+            seed, self._default_seed = self._default_seed, None
+        mask, rest = split_options(options)
+        mask = parse_reset_mask(mask, self.num_envs)
+        if mask is not None and not mask.any():
+            raise InvalidArgumentError("`reset_mask` must select at least one sub-environment")
+        seeds = parse_seeds(seed, self.num_envs)
+        k = self.envs_per_worker
+        self._reset_workers = [w for w in range(self.num_workers) if mask is None or mask[w * k : (w + 1) * k].any()]
+        refs = [
+            self._actors[w].reset.remote(
+                seeds[w * k : (w + 1) * k], rest, None if mask is None else mask[w * k : (w + 1) * k]
+            )
+            for w in self._reset_workers
+        ]
+        self._submit("reset", refs)
+
+    def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
+        self._check_waiting("reset", "reset_wait")
+        replies = self._gather(timeout)
+        infos: list[dict[str, Any] | None] = [None] * self.num_workers
+        for w, (observations, worker_infos) in zip(self._reset_workers, replies):
+            self._worker_obs[w], infos[w] = observations, worker_infos
+        return join_observations(self.single_observation_space, self._worker_obs, self.envs_per_worker), join_infos(
+            infos, self.envs_per_worker
+        )
+
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        self.reset_async(seed=seed, options=options)
+        return self.reset_wait()
+
+    def step_async(self, actions: Any) -> None:
+        """Sends each worker its slice of ``actions`` (leading dimension ``num_envs``) and returns at once."""
+        self._check_can_send("step_async")
+        parts = split_actions(self.single_action_space, actions, self.num_workers, self.envs_per_worker)
+        self._submit("step", [actor.step.remote(part) for actor, part in zip(self._actors, parts)])
+
+    def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The step sent by ``step_async``, once every worker is in; ``mp.TimeoutError`` after ``timeout`` s
+        (the step stays pending: call again to keep waiting)."""
+        self._check_waiting("step", "step_wait")
+        replies = self._gather(timeout)
+        self._worker_obs = [reply[0] for reply in replies]
+        observations = join_observations(self.single_observation_space, self._worker_obs, self.envs_per_worker)
+        rewards, terminations, truncations = (np.concatenate([reply[i] for reply in replies]) for i in (1, 2, 3))
+        infos = join_infos([reply[4] for reply in replies], self.envs_per_worker)
+        return observations, rewards, terminations.astype(np.bool_), truncations.astype(np.bool_), infos
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        self.step_async(actions)
+        return self.step_wait()
+
+    def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
+        self._check_can_send("call_async")
+        self._submit("call", [actor.call.remote(name, args, kwargs) for actor in self._actors])
+
+    def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
+        self._check_waiting("call", "call_wait")
+        return tuple(value for reply in self._gather(timeout) for value in reply)
+
+    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+        """``name(*args, **kwargs)`` on every sub-env (its value if not callable); an exception in a
+        sub-env is raised here as its own class, and the env stays usable."""
+        self.call_async(name, *args, **kwargs)
+        return self.call_wait()
+
+    def get_attr(self, name: str) -> tuple[Any, ...]:
+        self._check_can_send("get_attr")
+        replies = self._run("get_attr", [actor.get_attr.remote(name) for actor in self._actors], None)
+        return tuple(value for reply in replies for value in reply)
+
+    def set_attr(self, name: str, values: Any) -> None:
+        """Sets ``name`` on every sub-env: one value for all, or a list/tuple of ``num_envs`` values."""
+        self._check_can_send("set_attr")
+        if not isinstance(values, (list, tuple)):
+            values = [values] * self.num_envs
+        if len(values) != self.num_envs:
+            raise InvalidArgumentError(
+                f"set_attr needs one value or num_envs={self.num_envs} values, got {len(values)}"
+            )
+        k = self.envs_per_worker
+        refs = [actor.set_attr.remote(name, list(values[w * k : (w + 1) * k])) for w, actor in enumerate(self._actors)]
+        self._run("set_attr", refs, None)
+
+    def render(self) -> tuple[Any, ...] | None:
+        self._check_can_send("render")
+        frames = self._run("render", [actor.render.remote() for actor in self._actors], None)
+        return None if all(f is None for f in frames) else tuple(frame for worker in frames for frame in worker or ())
+
+    @property
+    def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # a tuple, as Sync/AsyncVectorEnv
+        self._check_can_send("np_random_seed")
+        replies = self._run("np_random_seed", [actor.np_random_seed.remote() for actor in self._actors], None)
+        return tuple(seed for reply in replies for seed in reply)
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self._waiting, self._pending, self._replies = None, [], {}
+        self._finalizer()
+
+    def close(self, **kwargs: Any) -> None:
+        """Kills every worker actor (their envs go with them); safe to call more than once."""
+        if not self.closed:
+            self.closed = True
+            self.close_extras(**kwargs)
+
+    def __enter__(self) -> RayVectorEnv:  # noqa: PYI034 - typing.Self needs Python 3.11
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _TaskFailure:
+    """A worker's answer that is an exception its envs raised (kept until every worker has answered)."""
+
+    def __init__(self, error: Any) -> None:
+        self.error = error
+
+
+class _RemoteTraceback(Exception):
+    """The traceback of an exception raised in a worker actor (shown as the cause of the re-raised one)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _summary(error: BaseException) -> str:
+    """The first line of a Ray error and, when it carries a traceback, its last line (the root cause)."""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    if len(lines) > 1:
+        return f"{lines[0]} ... {lines[-1].strip()}"
+    return lines[0] if lines else ""
