@@ -239,7 +239,7 @@ def test_vec_transpose_image_matches_dummy_vec_env():
         assert_same_step(adapter.step(actions), reference.step(actions), step)
 
 
-def test_cnn_policy_trains_on_atari_vector_env():
+def test_cnn_policy_trains_on_atari_vector_env(one_torch_thread):
     """PPO CnnPolicy on AtariVectorEnv's (4, 84, 84) uint8 frames, episodes short enough to end."""
     venv = torchwm.AtariVectorEnv("breakout", 4, max_num_frames_per_episode=400)
     env = VecMonitor(SB3VecEnv(venv))
@@ -279,7 +279,18 @@ def test_async_atari_batches_are_refused():
     venv.close()
 
 
-def test_ppo_learns_cartpole_through_torch_vectorized_env():
+@pytest.fixture
+def one_torch_thread():
+    """Small nets train fastest on one thread; more only fight the env workers for the cores."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_ppo_learns_cartpole_through_torch_vectorized_env(one_torch_thread):
     from stable_baselines3.common.evaluation import evaluate_policy
 
     venv = torchwm.TorchVectorizedEnv(
@@ -291,7 +302,7 @@ def test_ppo_learns_cartpole_through_torch_vectorized_env():
         "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
         learning_rate=0.001, clip_range=0.2, seed=0, device="cpu",
     )
-    model.learn(total_timesteps=20_000)
+    model.learn(total_timesteps=16_000)
     eval_env = Monitor(gym.make("CartPole-v1"))
     eval_env.reset(seed=100)
     mean_return, _ = evaluate_policy(model, eval_env, n_eval_episodes=10, deterministic=True)
