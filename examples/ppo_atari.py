@@ -364,7 +364,12 @@ class Trainer:
             "env_seconds": self.env_seconds,
             "learner_seconds": self.learn_seconds,
         }
-        print(" ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in line.items()), flush=True)
+        print(
+            " ".join(
+                f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in line.items()
+            ),
+            flush=True,
+        )
         return line
 
 

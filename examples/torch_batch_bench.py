@@ -17,14 +17,22 @@ import time
 
 import numpy as np
 import torch
-
 from torchwm._torch import TorchBatcher
 
 
 def atari_step(num_envs: int, rng: np.random.Generator) -> tuple:
-    info = {key: rng.integers(0, 1000, num_envs, dtype=np.int32) for key in ("env_id", "lives", "frame_number", "episode_frame_number")}
+    info = {
+        key: rng.integers(0, 1000, num_envs, dtype=np.int32)
+        for key in ("env_id", "lives", "frame_number", "episode_frame_number")
+    }
     flags = rng.random(num_envs) < 0.01
-    return rng.integers(0, 256, (num_envs, 4, 84, 84), dtype=np.uint8), rng.integers(-1, 2, num_envs).astype(np.int32), flags, ~flags, info
+    return (
+        rng.integers(0, 256, (num_envs, 4, 84, 84), dtype=np.uint8),
+        rng.integers(-1, 2, num_envs).astype(np.int32),
+        flags,
+        ~flags,
+        info,
+    )
 
 
 def as_tensor_to(device: torch.device, obs, rewards, terminations, truncations, info) -> dict:
@@ -72,9 +80,15 @@ def main() -> None:
     for num_envs in args.num_envs:
         batches = [atari_step(num_envs, rng) for _ in range(8)] * (args.repeats // 8)
         batcher = TorchBatcher(device)
-        plain = lambda *b: as_tensor_to(device, *b)  # noqa: E731
-        row = [median_seconds(f, batches, device, sync) * 1e6 for sync in (True, False) for f in (plain, batcher.step_batch)]
-        print(f"{num_envs:8d}  {batches[0][0].nbytes / 1e6:6.2f}  {row[0]:15.1f}  {row[1]:10.1f}  {row[2]:25.1f}  {row[3]:20.1f}")
+        plain = lambda *b: as_tensor_to(device, *b)
+        row = [
+            median_seconds(f, batches, device, sync) * 1e6
+            for sync in (True, False)
+            for f in (plain, batcher.step_batch)
+        ]
+        print(
+            f"{num_envs:8d}  {batches[0][0].nbytes / 1e6:6.2f}  {row[0]:15.1f}  {row[1]:10.1f}  {row[2]:25.1f}  {row[3]:20.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -6,10 +6,9 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+import torchwm
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
-
-import torchwm
 
 NUM_ENVS = 4
 
@@ -52,9 +51,15 @@ def test_record_episode_statistics_matches_sb3_monitor():
     expected = []
     for _ in range(120):
         _, _, _, infos = monitor.step(rng.integers(0, 2, size=NUM_ENVS))
-        expected += [(i, float(info["episode"]["r"]), int(info["episode"]["l"])) for i, info in enumerate(infos) if "episode" in info]
+        expected += [
+            (i, float(info["episode"]["r"]), int(info["episode"]["l"]))
+            for i, info in enumerate(infos)
+            if "episode" in info
+        ]
     monitor.close()
     ours = episodes(
-        torchwm.TorchVectorizedEnv(make_cartpole, num_workers=2, envs_per_worker=2, autoreset_mode=AutoresetMode.SAME_STEP)
+        torchwm.TorchVectorizedEnv(
+            make_cartpole, num_workers=2, envs_per_worker=2, autoreset_mode=AutoresetMode.SAME_STEP
+        )
     )
     assert ours == expected

@@ -17,13 +17,16 @@ SECTION = ROOT / "docs" / "integrations_readme_section.md"
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", SECTION.read_text(), flags=re.S)
+    return re.findall(rf"```{language}\n(.*?)```", SECTION.read_text(), flags=re.DOTALL)
 
 
 def needs(snippet: str) -> str | None:
     """Why a snippet cannot run here (a missing optional package), or None."""
     for package in ("stable_baselines3", "torchrl", "torch"):
-        if re.search(rf"^(from|import) {package}\b", snippet, flags=re.M) and importlib.util.find_spec(package) is None:
+        if (
+            re.search(rf"^(from|import) {package}\b", snippet, flags=re.MULTILINE)
+            and importlib.util.find_spec(package) is None
+        ):
             return f"{package} is not installed"
     if "step_batch(" in snippet:
         import torchwm

@@ -10,12 +10,14 @@ import textwrap
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.vector import AutoresetMode, SyncVectorEnv
+from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 pytest.importorskip("stable_baselines3")
-from stable_baselines3 import PPO  # noqa: E402
-from stable_baselines3.common.monitor import Monitor  # noqa: E402
-from stable_baselines3.common.vec_env import (  # noqa: E402
+import torchwm
+from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env
+from stable_baselines3 import PPO
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import (
     DummyVecEnv,
     VecEnv,
     VecFrameStack,
@@ -23,12 +25,9 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
     VecNormalize,
     VecTransposeImage,
 )
+from torchwm.errors import AlreadyPendingCallError, InvalidArgumentError, NoAsyncCallError
+from torchwm.sb3 import SB3VecEnv
 
-import torchwm  # noqa: E402
-from torchwm.errors import AlreadyPendingCallError, InvalidArgumentError, NoAsyncCallError  # noqa: E402
-from torchwm.sb3 import SB3VecEnv  # noqa: E402
-
-from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env  # noqa: E402
 
 def process_env(mode):
     return torchwm.TorchVectorizedEnv(make_cartpole, num_workers=2, envs_per_worker=2, autoreset_mode=mode)
@@ -38,6 +37,7 @@ VECTOR_ENVS = {
     "sync-next": lambda: sync_env(AutoresetMode.NEXT_STEP),
     "sync-same": lambda: sync_env(AutoresetMode.SAME_STEP),
     "sync-disabled": lambda: sync_env(AutoresetMode.DISABLED),
+    "async-next": lambda: AsyncVectorEnv([make_cartpole] * NUM_ENVS, autoreset_mode=AutoresetMode.NEXT_STEP),
     "torchwm-next": lambda: process_env(AutoresetMode.NEXT_STEP),
     "torchwm-same": lambda: process_env(AutoresetMode.SAME_STEP),
 }
@@ -140,6 +140,7 @@ def test_sub_env_calls_match_dummy_vec_env(pair):
     for vec in pair:
         with pytest.raises(IndexError):
             vec.get_attr("t", indices=[NUM_ENVS])
+        # Last: gymnasium's AsyncVectorEnv shuts its workers down after this (its own behaviour).
         with pytest.raises(AttributeError):
             vec.get_attr("no_such_attribute")
 
@@ -164,7 +165,7 @@ def test_async_protocol_errors_are_gymnasium_classes():
         adapter.step_async(np.zeros(NUM_ENVS, dtype=np.int64))
     assert isinstance(NoAsyncCallError("x", "y"), gym.error.NoAsyncCallError)
     adapter.reset()  # cancels the pending step, as SB3 specifies
-    obs, rewards, dones, infos = adapter.step(np.zeros(NUM_ENVS, dtype=np.int64))
+    obs, rewards, dones, _infos = adapter.step(np.zeros(NUM_ENVS, dtype=np.int64))
     assert obs.shape == (NUM_ENVS, 4) and rewards.dtype == np.float32 and dones.dtype == np.bool_
     adapter.close()
 
@@ -259,7 +260,7 @@ def test_atari_done_envs_restart_with_terminal_observation_kept():
     obs = adapter.reset()
     assert obs.shape == (2, 4, 84, 84) and obs.dtype == np.uint8
     for _ in range(25):
-        obs, rewards, dones, infos = adapter.step(np.zeros(2, dtype=np.int64))
+        obs, _rewards, dones, infos = adapter.step(np.zeros(2, dtype=np.int64))
         if dones.any():
             break
     assert dones.all()
@@ -299,8 +300,18 @@ def test_ppo_learns_cartpole_through_torch_vectorized_env(one_torch_thread):
     env = VecMonitor(SB3VecEnv(venv))
     # rl-zoo's CartPole hyper-parameters.
     model = PPO(
-        "MlpPolicy", env, n_steps=32, batch_size=256, gae_lambda=0.8, gamma=0.98, n_epochs=20, ent_coef=0.0,
-        learning_rate=0.001, clip_range=0.2, seed=0, device="cpu",
+        "MlpPolicy",
+        env,
+        n_steps=32,
+        batch_size=256,
+        gae_lambda=0.8,
+        gamma=0.98,
+        n_epochs=20,
+        ent_coef=0.0,
+        learning_rate=0.001,
+        clip_range=0.2,
+        seed=0,
+        device="cpu",
     )
     model.learn(total_timesteps=16_000)
     eval_env = Monitor(gym.make("CartPole-v1"))

@@ -9,8 +9,8 @@ from gymnasium.vector import AutoresetMode
 
 torch = pytest.importorskip("torch")
 
-import torchwm  # noqa: E402
-from torchwm._torch import TorchBatcher, TorchBatchMixin  # noqa: E402
+import torchwm
+from torchwm._torch import TorchBatcher, TorchBatchMixin
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
@@ -51,11 +51,9 @@ def assert_same(got, expected, device, where="batch"):
 
 def pair(kind):
     if kind == "atari":
-        make = lambda cls: cls("breakout", 3, max_num_frames_per_episode=120)  # noqa: E731
+        make = lambda cls: cls("breakout", 3, max_num_frames_per_episode=120)
         return make(TorchAtari), make(torchwm.AtariVectorEnv), 4
-    make = lambda cls: cls(  # noqa: E731
-        make_cartpole, num_workers=1, envs_per_worker=3, autoreset_mode=AutoresetMode.SAME_STEP
-    )
+    make = lambda cls: cls(make_cartpole, num_workers=1, envs_per_worker=3, autoreset_mode=AutoresetMode.SAME_STEP)
     return make(TorchProcesses), make(torchwm.TorchVectorizedEnv), 2
 
 
@@ -64,7 +62,9 @@ def pair(kind):
 def test_batches_equal_as_tensor_of_the_numpy_results(kind, device):
     env, twin, num_actions = pair(kind)
     try:
-        assert_same(env.reset_batch(seed=3, device=device), reference(dict(zip(("obs", "info"), twin.reset(seed=3)))), device)
+        assert_same(
+            env.reset_batch(seed=3, device=device), reference(dict(zip(("obs", "info"), twin.reset(seed=3)))), device
+        )
         rng = np.random.default_rng(0)
         batches, dones_seen = [], 0
         for step in range(40):
@@ -82,7 +82,9 @@ def test_batches_equal_as_tensor_of_the_numpy_results(kind, device):
         assert dones_seen > 0  # final_obs / masks went through too
         # Pinned buffers are reused: every earlier batch must still hold its own data.
         for got, expected in batches:
-            assert torch.equal(got["obs"].cpu(), expected["obs"]) and torch.equal(got["reward"].cpu(), expected["reward"])
+            assert torch.equal(got["obs"].cpu(), expected["obs"]) and torch.equal(
+                got["reward"].cpu(), expected["reward"]
+            )
     finally:
         env.close()
         twin.close()

@@ -30,6 +30,9 @@ class ListedEnvs:
     def __init__(self, envs: list[Any]) -> None:
         self.envs = envs
 
+    def has_attr(self, name: str) -> bool:
+        return all(env.has_wrapper_attr(name) for env in self.envs)
+
     def get_attr(self, name: str, indices: list[int]) -> list[Any]:
         return [self.envs[i].get_wrapper_attr(name) for i in indices]
 
@@ -52,6 +55,10 @@ class RemoteEnvs:
 
     def __init__(self, venv: Any) -> None:
         self.venv = venv
+
+    def has_attr(self, name: str) -> bool:
+        # Asked without raising in the workers: gymnasium's AsyncVectorEnv shuts down on a worker's error.
+        return all(self.venv.call("has_wrapper_attr", name))
 
     def get_attr(self, name: str, indices: list[int]) -> list[Any]:
         values = self.venv.get_attr(name)
@@ -86,6 +93,9 @@ class NoSubEnvs:
 
     def __init__(self, venv: Any) -> None:
         self.venv = venv
+
+    def has_attr(self, name: str) -> bool:
+        return hasattr(self.venv, name)
 
     def get_attr(self, name: str, indices: list[int]) -> list[Any]:
         value = getattr(self.venv, name)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["TorchBatcher", "TorchBatchMixin", "import_torch"]
+__all__ = ["TorchBatchMixin", "TorchBatcher", "import_torch"]
 
 
 def import_torch() -> Any:

@@ -202,6 +202,9 @@ class SB3VecEnv(_Base):  # type: ignore[misc]
             raise IndexError(f"env indices must be in [0, {self.num_envs}), got {bad}")
         return chosen
 
+    def has_attr(self, attr_name: str) -> bool:
+        return self._sub_envs.has_attr(attr_name)
+
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         return self._sub_envs.get_attr(attr_name, self._indices(indices))
 
@@ -225,12 +228,8 @@ class SB3VecEnv(_Base):  # type: ignore[misc]
         return self._sub_envs.images()
 
     def close(self) -> None:
-        self._drain_pending_step_quietly()
-        self.venv.close()
-
-    def _drain_pending_step_quietly(self) -> None:
+        """Closes the vector env; a pending step is waited for first (its error, if any, is raised)."""
         try:
             self._drain_pending_step()
-        except Exception:  # closing anyway: a failed step's error was the caller's to see on step_wait
-            pass
-
+        finally:
+            self.venv.close()
