@@ -93,13 +93,13 @@ def test_batches_equal_as_tensor_of_the_numpy_results(kind, device):
 def test_cpu_tensors_share_the_env_arrays():
     batcher = TorchBatcher()
     obs = np.arange(12, dtype=np.uint8).reshape(3, 4)
-    assert batcher.tensor("obs", obs).data_ptr() == obs.ctypes.data
+    assert batcher.tree(obs).data_ptr() == obs.ctypes.data
     frozen = obs.copy()
     frozen.flags.writeable = False
-    assert torch.equal(batcher.tensor("obs", frozen), torch.as_tensor(obs))  # a read-only array is copied
+    assert torch.equal(batcher.tree(frozen), torch.as_tensor(obs))  # a read-only array is copied
 
 
 def test_object_arrays_stay_numpy():
     final_obs = np.array([None, np.zeros(2)], dtype=object)
-    out = TorchBatcher().tree("info", {"final_obs": final_obs, "_final_obs": np.array([False, True])})
+    out = TorchBatcher().tree({"final_obs": final_obs, "_final_obs": np.array([False, True])})
     assert out["final_obs"] is final_obs and out["_final_obs"].dtype == torch.bool

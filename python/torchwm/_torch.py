@@ -1,11 +1,12 @@
 """A vector env's numpy results as torch tensors on a device: ``reset_batch()``/``step_batch()``.
 
 torch is optional (``torchwm[torch]``): it is imported when a batch is first made. On the CPU the
-tensors share memory with the env's arrays (``torch.from_numpy``, no copy). On CUDA each array is
-copied once into a pinned host buffer kept for the next step, then to the device with a
-non-blocking copy on the current stream; a buffer is reused only once its previous copy finished
-(a CUDA event), so no copy ever reads a buffer being refilled. Work queued later on the same stream
-sees the data; another stream must wait on it first.
+tensors share memory with the env's arrays (``torch.from_numpy``, no copy). On CUDA every array of
+a batch (observations, rewards, flags, info arrays) is packed into one pinned host buffer, kept for
+the next batch, and goes to the device in ONE non-blocking copy on the current stream; the tensors
+are views into that device block (each array starts 16-byte aligned). The buffer is refilled only
+once its previous copy finished (a CUDA event), so no copy reads a buffer being refilled. Work
+queued later on the same stream sees the data; another stream must wait on it first.
 
 Rewards become float32, ``terminated``/``truncated``/``done`` bool. Numeric and bool info arrays
 (``_key`` masks included) become tensors, nested dicts are converted key by key, and object arrays
@@ -20,6 +21,8 @@ import numpy as np
 
 __all__ = ["TorchBatchMixin", "TorchBatcher", "import_torch"]
 
+ALIGNMENT = 16  # bytes: every array of a packed batch starts here, so any dtype can view its bytes
+
 
 def import_torch() -> Any:
     try:
@@ -29,17 +32,67 @@ def import_torch() -> Any:
     return torch
 
 
-class _Staging:
-    """A pinned host buffer for one array of the batch, and the event of the last copy out of it."""
+class _Leaf:
+    """Where the ``index``-th array of a batch goes back in its tree."""
 
-    def __init__(self, torch: Any, array: np.ndarray) -> None:
-        self.host = torch.empty(array.shape, dtype=torch.from_numpy(np.empty(0, array.dtype)).dtype, pin_memory=True)
-        self.view = self.host.numpy()
-        self.copied = torch.cuda.Event()  # recorded after each copy out of ``host``
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _split_tree(value: Any, arrays: list[np.ndarray]) -> Any:
+    """The tree with every numeric/bool array replaced by a :class:`_Leaf`; the arrays appended."""
+    if isinstance(value, dict):
+        return {key: _split_tree(item, arrays) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_split_tree(item, arrays) for item in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        arrays.append(np.ascontiguousarray(value))
+        return _Leaf(len(arrays) - 1)
+    return value
+
+
+def _join_tree(skeleton: Any, tensors: list[Any]) -> Any:
+    if isinstance(skeleton, dict):
+        return {key: _join_tree(item, tensors) for key, item in skeleton.items()}
+    if isinstance(skeleton, tuple):
+        return tuple(_join_tree(item, tensors) for item in skeleton)
+    return tensors[skeleton.index] if isinstance(skeleton, _Leaf) else skeleton
+
+
+class _PinnedBlock:
+    """A growing pinned host buffer and the event of the last copy out of it."""
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.host = torch.empty(0, dtype=torch.uint8, pin_memory=True)
+        self.copied = torch.cuda.Event()
         self.used = False
 
-    def fits(self, array: np.ndarray) -> bool:
-        return self.view.shape == array.shape and self.view.dtype == array.dtype
+    def to_device(self, arrays: list[np.ndarray], device: Any) -> list[Any]:
+        """The arrays on ``device``, through this buffer and one non-blocking copy."""
+        torch = self.torch
+        offsets, total = [], 0
+        for array in arrays:
+            offsets.append(total)
+            total += -(-array.nbytes // ALIGNMENT) * ALIGNMENT
+        if self.used:
+            self.copied.synchronize()  # the previous batch's copy out of the buffer has finished
+        if self.host.numel() < total:
+            self.host = torch.empty(total + total // 2, dtype=torch.uint8, pin_memory=True)
+        view = self.host.numpy()
+        for array, offset in zip(arrays, offsets):
+            view[offset : offset + array.nbytes] = array.reshape(-1).view(np.uint8)
+        block = self.host[:total].to(device, non_blocking=True)
+        self.copied.record(torch.cuda.current_stream(device))
+        self.used = True
+        return [
+            block[offset : offset + array.nbytes].view(_torch_dtype(torch, array.dtype)).view(array.shape)
+            for array, offset in zip(arrays, offsets)
+        ]
+
+
+def _torch_dtype(torch: Any, dtype: np.dtype) -> Any:
+    return torch.from_numpy(np.empty(0, dtype)).dtype
 
 
 class TorchBatcher:
@@ -48,38 +101,21 @@ class TorchBatcher:
     def __init__(self, device: Any = None) -> None:
         self.torch = import_torch()
         self.device = self.torch.device("cpu" if device is None else device)
-        self._pinned = self.device.type == "cuda"
-        self._staging: dict[str, _Staging] = {}
+        self._block = _PinnedBlock(self.torch) if self.device.type == "cuda" else None
 
-    def tensor(self, key: str, array: np.ndarray) -> Any:
-        """``array`` on the device; ``key`` names its pinned buffer (one per array of a batch)."""
-        array = np.ascontiguousarray(array)
-        if not self._pinned:
-            return self.torch.from_numpy(array if array.flags.writeable else array.copy())
-        staging = self._staging.get(key)
-        if staging is None or not staging.fits(array):
-            staging = self._staging[key] = _Staging(self.torch, array)
-        elif staging.used:
-            staging.copied.synchronize()  # the previous step's copy out of this buffer has finished
-        staging.view[...] = array
-        out = staging.host.to(self.device, non_blocking=True)
-        staging.copied.record(self.torch.cuda.current_stream(self.device))
-        staging.used = True
-        return out
-
-    def tree(self, key: str, value: Any) -> Any:
+    def tree(self, value: Any) -> Any:
         """A (nested dict/tuple of) array(s) as tensors; object arrays and other values as they are."""
-        if isinstance(value, dict):
-            return {name: self.tree(f"{key}/{name}", item) for name, item in value.items()}
-        if isinstance(value, tuple):
-            return tuple(self.tree(f"{key}/{i}", item) for i, item in enumerate(value))
-        if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
-            return self.tensor(key, value)
-        return value
+        arrays: list[np.ndarray] = []
+        skeleton = _split_tree(value, arrays)
+        if self._block is not None:
+            tensors = self._block.to_device(arrays, self.device)
+        else:
+            tensors = [self.torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays]
+        return _join_tree(skeleton, tensors)
 
     def reset_batch(self, obs: Any, info: dict[str, Any]) -> dict[str, Any]:
         """``reset``'s results as ``{"obs", "info"}``."""
-        return {"obs": self.tree("obs", obs), "info": self.tree("info", info)}
+        return self.tree({"obs": obs, "info": info})  # type: ignore[no-any-return]
 
     def step_batch(
         self, obs: Any, rewards: Any, terminations: Any, truncations: Any, info: dict[str, Any]
@@ -87,14 +123,15 @@ class TorchBatcher:
         """``step``'s results as ``{"obs", "reward", "terminated", "truncated", "done", "info"}``."""
         terminations = np.asarray(terminations, dtype=np.bool_)
         truncations = np.asarray(truncations, dtype=np.bool_)
-        return {
-            "obs": self.tree("obs", obs),
-            "reward": self.tensor("reward", np.asarray(rewards, dtype=np.float32)),
-            "terminated": self.tensor("terminated", terminations),
-            "truncated": self.tensor("truncated", truncations),
-            "done": self.tensor("done", terminations | truncations),
-            "info": self.tree("info", info),
+        batch = {
+            "obs": obs,
+            "reward": np.asarray(rewards, dtype=np.float32),
+            "terminated": terminations,
+            "truncated": truncations,
+            "done": terminations | truncations,
+            "info": info,
         }
+        return self.tree(batch)  # type: ignore[no-any-return]
 
     def actions(self, actions: Any) -> Any:
         """A (CPU or CUDA) tensor of actions as the numpy array ``step`` takes; anything else as is."""
@@ -106,10 +143,8 @@ class TorchBatcher:
 class TorchBatchMixin:
     """``reset_batch``/``step_batch`` for a gymnasium vector env (put it before ``VectorEnv`` in the bases)."""
 
-    _torch_batchers: dict[str, TorchBatcher]
-
     def _batcher(self, device: Any) -> TorchBatcher:
-        batchers = self.__dict__.setdefault("_torch_batchers", {})
+        batchers: dict[str, TorchBatcher] = self.__dict__.setdefault("_torch_batchers", {})
         name = str(device) if device is not None else "cpu"
         if name not in batchers:
             batchers[name] = TorchBatcher(device)
@@ -124,4 +159,4 @@ class TorchBatchMixin:
         """``step`` taking a (CPU or CUDA) tensor or array of actions; tensors on ``device``:
         ``obs``, ``reward`` (float32), ``terminated``, ``truncated``, ``done`` (bool) and ``info``."""
         batcher = self._batcher(device)
-        return batcher.step_batch(*self.step(batcher.actions(actions)))  # type: ignore[attr-defined]
+        return batcher.step_batch(*self.step(batcher.actions(actions)))
