@@ -353,3 +353,39 @@ def test_works_without_stable_baselines3_installed():
         assert_same_step(plain[step + 1], env.step(np.arange(NUM_ENVS) % 2), step)
     assert_same_value(plain[-1], env.reset_infos, "reset_infos")
     env.close()
+
+
+def test_atari_next_step_emulation_equals_same_step():
+    """The masked reset after a NEXT_STEP step gives what SAME_STEP autoreset gives: same frames,
+    rewards, dones and terminal observations (infos differ only for done envs: NEXT_STEP keeps the
+    terminal step's, AtariVectorEnv's SAME_STEP has only the new episode's)."""
+    envs = [
+        SB3VecEnv(torchwm.AtariVectorEnv("breakout", 3, max_num_frames_per_episode=160, autoreset_mode=mode))
+        for mode in ("NextStep", "SameStep")
+    ]
+    try:
+        compare_atari_modes(envs)
+    finally:
+        for vec in envs:
+            vec.close()
+
+
+def compare_atari_modes(envs):
+    for vec in envs:
+        vec.seed(4)
+    assert_same_value(envs[0].reset(), envs[1].reset(), "reset")
+    rng = np.random.default_rng(0)
+    dones = 0
+    for step in range(150):
+        actions = rng.integers(0, 4, 3)
+        (obs_a, rew_a, done_a, infos_a), (obs_b, rew_b, done_b, infos_b) = (vec.step(actions) for vec in envs)
+        for name, a, b in (("obs", obs_a, obs_b), ("rewards", rew_a, rew_b), ("dones", done_a, done_b)):
+            assert_same_value(a, b, f"step {step} {name}")
+        for i in range(3):
+            if done_a[i]:
+                assert_same_value(infos_a[i]["terminal_observation"], infos_b[i]["terminal_observation"], "terminal")
+                assert_same_value(envs[0].reset_infos[i], envs[1].reset_infos[i], "reset_infos")
+            else:
+                assert_same_value(infos_a[i], infos_b[i], f"step {step} infos[{i}]")
+        dones += int(done_a.sum())
+    assert dones >= 6
