@@ -72,3 +72,46 @@ def test_ppo_atari_rejects_bad_flags():
         [sys.executable, str(EXAMPLE), "--env-backend", "gym"], capture_output=True, text=True, timeout=60, check=False
     )
     assert result.returncode == 2 and "--env-backend must be" in result.stderr
+
+
+def load_example():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ppo_atari", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["ppo_atari"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ppo_atari_episode_stats_match_gymnasium_record_episode_statistics():
+    """The example's raw returns and lengths, fed as in training (row by row, reset rows included),
+    equal gymnasium's RecordEpisodeStatistics over ale_py's AtariVectorEnv with the same seeds."""
+    import numpy as np
+
+    ale_vector = pytest.importorskip("ale_py.vector_env")
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    import torchwm
+
+    example = load_example()
+    settings = {"reward_clipping": False, "max_num_frames_per_episode": 240, "repeat_action_probability": 0.0}
+    ours = torchwm.AtariVectorEnv("breakout", 3, **settings)
+    reference = RecordEpisodeStatistics(ale_vector.AtariVectorEnv("breakout", 3, **settings))
+    stats = example.EpisodeStats(3)
+    _, info = ours.reset(seed=5)
+    reference.reset(seed=5)
+    stats.record(info["env_id"], np.zeros(3), np.zeros(3, dtype=bool), info["lives"])
+    rng = np.random.default_rng(0)
+    expected = []
+    for _ in range(200):
+        actions = rng.integers(0, 4, 3)
+        _, rewards, terminated, truncated, info = ours.step(actions)
+        stats.record(info["env_id"], rewards, terminated | truncated, info["lives"])
+        _, _, _, _, ref_info = reference.step(actions)
+        if "episode" in ref_info:
+            for i in np.flatnonzero(ref_info["_episode"]):
+                expected.append((float(ref_info["episode"]["r"][i]), int(ref_info["episode"]["l"][i])))
+    ours.close()
+    reference.close()
+    assert sorted(stats.take()) == sorted(expected) and len(expected) >= 6
