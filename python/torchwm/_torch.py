@@ -159,4 +159,4 @@ class TorchBatchMixin:
         """``step`` taking a (CPU or CUDA) tensor or array of actions; tensors on ``device``:
         ``obs``, ``reward`` (float32), ``terminated``, ``truncated``, ``done`` (bool) and ``info``."""
         batcher = self._batcher(device)
-        return batcher.step_batch(*self.step(batcher.actions(actions)))
+        return batcher.step_batch(*self.step(batcher.actions(actions)))  # type: ignore[attr-defined]
