@@ -7,8 +7,10 @@ mod action_queue;
 mod config;
 mod env_vectorizer;
 mod result_staging;
+mod settings;
 mod worker;
 
 pub use config::{AutoresetMode, VectorConfig};
 pub use env_vectorizer::AtariVectorEnv;
 pub use result_staging::BatchResult;
+pub use settings::{find_setting, Kind, Setting, SettingValue, SETTINGS};

@@ -26,6 +26,18 @@ impl EnvSlot {
     fn run(&mut self, force_reset: bool, mode: AutoresetMode) -> Result<()> {
         self.has_final_obs = false;
         match mode {
+            AutoresetMode::Disabled => {
+                if force_reset {
+                    self.env.reset()?;
+                } else if self.env.is_episode_over() {
+                    // It stays ended until the caller resets it: same observation and flags, no reward.
+                    self.output.reward = 0;
+                    return Ok(());
+                } else {
+                    self.env.step()?;
+                }
+                self.output = self.env.output()?;
+            }
             AutoresetMode::NextStep => {
                 if force_reset || self.env.is_episode_over() {
                     self.env.reset()?;
