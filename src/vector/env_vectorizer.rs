@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::action_queue::{action_queue, ActionQueue, Completion, Interrupt, Job};
+use super::batch_result::BatchResult;
 use super::config::{AutoresetMode, VectorConfig};
-use super::result_staging::BatchResult;
 use super::worker::{run_job, spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
@@ -179,7 +179,7 @@ impl AtariVectorEnv {
             // Sync mode: envs left out report their current state alongside the reset ones.
             // Not interruptible: an interrupted partial reset would leave fewer envs in flight than a batch.
             let completed = self.collect(env_ids.len(), false)?;
-            let batch = self.stage_ordered(&completed)?;
+            let batch = self.fill_ordered(&completed)?;
             self.last_env_ids = Some((0..num_envs).collect());
             Ok(batch)
         } else {
@@ -359,11 +359,11 @@ impl AtariVectorEnv {
     fn recv_batch(&mut self) -> Result<BatchResult> {
         let completed = self.collect(self.batch_size, true)?;
         let batch = if self.batch_size == self.config.num_envs {
-            self.stage_ordered(&completed)?
+            self.fill_ordered(&completed)?
         } else {
             let mut batch = BatchResult::new(self.batch_size, self.obs_size, self.same_step());
             for (row, &env_id) in completed.iter().enumerate() {
-                batch.stage(row, env_id, &*self.lock_env(env_id)?, true);
+                batch.fill_row(row, env_id, &*self.lock_env(env_id)?, true);
             }
             batch
         };
@@ -372,7 +372,7 @@ impl AtariVectorEnv {
     }
 
     /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.
-    fn stage_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
+    fn fill_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
         let num_envs = self.config.num_envs;
         let mut batch = BatchResult::new(num_envs, self.obs_size, self.same_step());
         let mut just_ran = vec![false; num_envs];
@@ -380,7 +380,7 @@ impl AtariVectorEnv {
             just_ran[env_id] = true;
         }
         for (env_id, &ran) in just_ran.iter().enumerate() {
-            batch.stage(env_id, env_id, &*self.lock_env(env_id)?, ran);
+            batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, ran);
         }
         Ok(batch)
     }
