@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 import subprocess
 import sys
@@ -49,6 +50,21 @@ def test_options_that_are_not_a_dict(env: torchwm.AtariVectorEnv, options: objec
     with pytest.raises(TypeError, match="options"):
         env.reset(options=options)
     env.reset()
+
+
+def test_errors_raised_by_the_core_pickle(env: torchwm.AtariVectorEnv) -> None:
+    """Errors cross process boundaries (gymnasium's AsyncVectorEnv pickles them): the core's must pickle."""
+    raised = []
+    for call in (lambda: torchwm.AtariVectorEnv("breakout", 2, frameskip=0), env.recv):
+        with pytest.raises(torchwm.TorchwmError) as caught:
+            call()
+        raised.append(caught.value)
+    env.close()
+    with pytest.raises(torchwm.ClosedEnvironmentError) as closed:
+        env.reset()
+    for error in [*raised, closed.value]:
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error)
 
 
 def test_aliases_of_the_ale_guide_and_seed_keyword() -> None:

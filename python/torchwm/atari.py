@@ -97,8 +97,12 @@ class AtariVectorEnv(VectorEnv):
     def __init__(self, game: str, num_envs: int = 1, *, seed: Any = None, **settings: Unpack[AtariSettings]) -> None:
         self._core: _core.AtariVectorCore | None = None
         path = rom_path(game)
-        first_seeds = None if seed is None else parse_seeds(seed, _count(num_envs), limit=_SEED_LIMIT)
         self._core = _core.AtariVectorCore(str(path), num_envs, **settings)
+        try:
+            self._first_seeds = None if seed is None else parse_seeds(seed, self._core.num_envs, limit=_SEED_LIMIT)
+        except Exception:
+            self._core.close()
+            raise
         checked = self._core.settings
         self.game = game
         self.num_envs = self._core.num_envs
@@ -111,7 +115,6 @@ class AtariVectorEnv(VectorEnv):
         self.metadata = {**VectorEnv.metadata, "autoreset_mode": self.autoreset_mode}
         self.render_mode = None
         self._action_set = np.asarray(self._core.action_set, dtype=np.int64)
-        self._first_seeds = first_seeds
         self._unit_strengths = np.ones(self.batch_size, dtype=np.float32)
         self._unit_strengths.flags.writeable = False
         self.single_observation_space = Box(low=0, high=255, shape=self._core.observation_shape, dtype=np.uint8)
@@ -210,14 +213,6 @@ class AtariVectorEnv(VectorEnv):
             )
         # The range is checked by the core; uint64 values beyond int64 wrap to negatives it refuses.
         return np.ascontiguousarray(values, dtype=np.int64), self._unit_strengths
-
-
-def _count(num_envs: Any) -> int:
-    """``num_envs`` as a count of seeds to check (the core checks ``num_envs`` itself)."""
-    try:
-        return max(int(num_envs), 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 def _signature() -> inspect.Signature:
