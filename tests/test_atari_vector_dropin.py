@@ -103,3 +103,45 @@ def test_disabled_autoreset_keeps_finished_envs_finished_until_reset() -> None:
     finally:
         disabled.close()
         next_step.close()
+
+
+def test_the_ale_vector_guide_examples_run_as_written() -> None:
+    """The guide's (seed 001) configuration example, keyword for keyword (game name in ROM-id form:
+    the other forms are _rom.py's), then its async example (seed 004)."""
+    from torchwm import VectorAtariEnv
+
+    envs = VectorAtariEnv(
+        game="breakout",
+        num_envs=8,
+        frame_skip=4,
+        grayscale=True,
+        stack_num=4,
+        img_height=84,
+        img_width=84,
+        noop_max=30,
+        fire_reset=True,
+        episodic_life=False,
+        max_episode_steps=108000,
+        repeat_action_probability=0.0,
+        full_action_space=False,
+        batch_size=0,
+        num_threads=0,
+        thread_affinity_offset=-1,
+        seed=0,
+    )
+    try:
+        observations, info = envs.reset()
+        assert observations.shape == (8, 4, 84, 84)
+        observations, rewards, terminations, truncations, infos = envs.step(envs.action_space.sample())
+        assert rewards.shape == (8,)
+    finally:
+        envs.close()
+    envs = torchwm.AtariVectorEnv(game="breakout", num_envs=16, batch_size=4)
+    try:
+        observations, info = envs.reset()
+        assert observations.shape == (4, 4, 84, 84) and len(info["env_id"]) == 4
+        envs.send(envs.action_space.sample())
+        observations, rewards, terminations, truncations, infos = envs.recv()  # noqa: RUF059 (the guide's line, as written)
+        assert len(set(infos["env_id"].tolist())) == 4
+    finally:
+        envs.close()
