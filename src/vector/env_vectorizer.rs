@@ -10,13 +10,15 @@
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::action_queue::{action_queue, ActionQueue, Completion, Interrupt, Job};
+use super::action_queue::{action_queue, ActionQueue, Job};
 use super::batch_result::BatchResult;
 use super::config::{AutoresetMode, VectorConfig};
-use super::worker::{run_job, spawn_workers, EnvSlot, SharedEnvs};
+use super::worker::{spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
 use crate::ffi::fork_generation;
+
+mod batches;
 
 pub struct AtariVectorEnv {
     config: VectorConfig,
@@ -131,6 +133,30 @@ impl AtariVectorEnv {
     /// returns the batch: all envs in sync mode, the first `batch_size` ready in async mode.
     pub fn reset(&mut self, env_ids: &[usize], seeds: &[Option<u32>]) -> Result<BatchResult> {
         self.check_usable()?;
+        let partial = self.check_reset(env_ids, seeds)?;
+        let num_envs = self.config.num_envs;
+        // Jobs still running (async mode, or an abandoned send) finish before envs are reset.
+        self.drain(true)?;
+        self.broken = None;
+        for (&env_id, &seed) in env_ids.iter().zip(seeds) {
+            self.lock_env(env_id)?.env.set_seed(seed);
+        }
+        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: true }))?;
+        self.has_reset = true;
+        if partial {
+            // Sync mode: envs left out report their current state alongside the reset ones.
+            // Not interruptible: an interrupted partial reset would leave fewer envs in flight than a batch.
+            let completed = self.collect(env_ids.len(), false)?;
+            let batch = self.fill_ordered(&completed)?;
+            self.last_env_ids = Some((0..num_envs).collect());
+            Ok(batch)
+        } else {
+            self.recv_batch()
+        }
+    }
+
+    /// The checks of `reset`'s arguments; returns whether the reset is partial.
+    fn check_reset(&self, env_ids: &[usize], seeds: &[Option<u32>]) -> Result<bool> {
         let num_envs = self.config.num_envs;
         if env_ids.len() != seeds.len() {
             return Err(Error::InvalidArgument(format!(
@@ -152,39 +178,21 @@ impl AtariVectorEnv {
             }
         }
         let partial = env_ids.len() != num_envs;
-        if partial {
-            if !self.has_reset || self.broken.is_some() {
-                return Err(Error::InvalidState(format!(
-                    "the first reset() must reset every environment (got {} of {num_envs})",
-                    env_ids.len()
-                )));
-            }
-            if self.batch_size != num_envs {
-                return Err(Error::InvalidArgument(format!(
-                    "Partial reset is not supported for async mode where batch_size < num_envs (got \
-                     batch_size={}, num_envs={num_envs})",
-                    self.batch_size
-                )));
-            }
+        // ale_py 0.12.1's rules and wording.
+        if partial && (!self.has_reset || self.broken.is_some()) {
+            return Err(Error::InvalidState(format!(
+                "the first reset() must reset every environment (got {} of {num_envs})",
+                env_ids.len()
+            )));
         }
-        // Jobs still running (async mode, or an abandoned send) finish before envs are reset.
-        self.drain(true)?;
-        self.broken = None;
-        for (&env_id, &seed) in env_ids.iter().zip(seeds) {
-            self.lock_env(env_id)?.env.set_seed(seed);
+        if partial && self.batch_size != num_envs {
+            return Err(Error::InvalidArgument(format!(
+                "Partial reset is not supported for async mode where batch_size < num_envs (got batch_size={}, \
+                 num_envs={num_envs})",
+                self.batch_size
+            )));
         }
-        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: true }))?;
-        self.has_reset = true;
-        if partial {
-            // Sync mode: envs left out report their current state alongside the reset ones.
-            // Not interruptible: an interrupted partial reset would leave fewer envs in flight than a batch.
-            let completed = self.collect(env_ids.len(), false)?;
-            let batch = self.fill_ordered(&completed)?;
-            self.last_env_ids = Some((0..num_envs).collect());
-            Ok(batch)
-        } else {
-            self.recv_batch()
-        }
+        Ok(partial)
     }
 
     /// Queues one step for each env of the last batch: `action_indices[i]` (an index into
@@ -296,97 +304,6 @@ impl AtariVectorEnv {
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
-    }
-
-    fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
-        self.envs[env_id]
-            .lock()
-            .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
-    }
-
-    fn enqueue(&mut self, jobs: impl Iterator<Item = Job>) -> Result<()> {
-        for job in jobs {
-            self.queue.jobs.send(job).map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
-            self.in_flight += 1;
-        }
-        Ok(())
-    }
-
-    /// Waits for every queued job and discards the results; `interruptible` lets the interrupt
-    /// check give the wait up (close() waits regardless: the jobs must end before the workers do).
-    fn drain(&mut self, interruptible: bool) -> Result<()> {
-        self.wait(self.in_flight, true, interruptible)?;
-        self.in_flight = 0;
-        self.interrupted_batch = false;
-        Ok(())
-    }
-
-    /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
-    /// `count` are in, so no completion is left behind to confuse the next batch).
-    fn collect(&mut self, count: usize, interruptible: bool) -> Result<Vec<usize>> {
-        let mut env_ids = Vec::with_capacity(count);
-        let mut first_error = None;
-        // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
-        let waited = self.wait(count, self.batch_size == self.config.num_envs, interruptible);
-        self.interrupted_batch = waited.is_err();
-        let completions = waited?;
-        self.in_flight -= count;
-        for completion in completions {
-            if let Err(error) = completion.result {
-                first_error.get_or_insert(match error {
-                    Error::Ale(message) => Error::Ale(format!("env {}: {message}", completion.env_id)),
-                    other => other,
-                });
-            }
-            env_ids.push(completion.env_id);
-        }
-        if let Some(error) = first_error {
-            self.broken = Some(error.clone());
-            return Err(error);
-        }
-        Ok(env_ids)
-    }
-
-    /// Waits for `count` completions (with `help`, running queued jobs on this thread meanwhile);
-    /// a wait the interrupt check gives up leaves them for the next wait.
-    fn wait(&mut self, count: usize, help: bool, interruptible: bool) -> Result<Vec<Completion>> {
-        let never: Interrupt<'_> = &|| Ok(());
-        let interrupt: Interrupt<'_> = if interruptible { &*self.interrupt_check } else { never };
-        let (envs, mode) = (&self.envs, self.config.autoreset_mode);
-        self.queue.wait_for(count, help, |id, reset| run_job(envs, id, reset, mode), interrupt)
-    }
-
-    fn recv_batch(&mut self) -> Result<BatchResult> {
-        let completed = self.collect(self.batch_size, true)?;
-        let batch = if self.batch_size == self.config.num_envs {
-            self.fill_ordered(&completed)?
-        } else {
-            let mut batch = BatchResult::new(self.batch_size, self.obs_size, self.same_step());
-            for (row, &env_id) in completed.iter().enumerate() {
-                batch.fill_row(row, env_id, &*self.lock_env(env_id)?, true);
-            }
-            batch
-        };
-        self.last_env_ids = Some(batch.env_ids.iter().map(|&id| id as usize).collect());
-        Ok(batch)
-    }
-
-    /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.
-    fn fill_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
-        let num_envs = self.config.num_envs;
-        let mut batch = BatchResult::new(num_envs, self.obs_size, self.same_step());
-        let mut just_ran = vec![false; num_envs];
-        for &env_id in ran {
-            just_ran[env_id] = true;
-        }
-        for (env_id, &ran) in just_ran.iter().enumerate() {
-            batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, ran);
-        }
-        Ok(batch)
-    }
-
-    fn same_step(&self) -> bool {
-        self.config.autoreset_mode == AutoresetMode::SameStep
     }
 }
 
