@@ -32,7 +32,7 @@ pub struct VectorConfig {
     /// Envs per batch returned by `recv`; 0 means `num_envs` (synchronous, ordered by env id).
     pub batch_size: usize,
     /// Worker threads; 0 picks: in sync mode one fewer than the available cores (the caller's thread
-    /// steps envs too while it waits), in async mode `min(batch_size, cores)` (the caller is busy with
+    /// steps envs too while it waits, if steps are short), in async mode `min(batch_size, cores)` (the caller is busy with
     /// its policy while envs step).
     pub num_threads: usize,
     /// Pin worker `i` to core `(offset + i) % cores`; `None` leaves scheduling to the OS.
@@ -49,6 +49,10 @@ pub struct VectorConfig {
 /// our raw frames), rounded up from a measurement (RSS grows ~340 KiB per env), so that a huge `num_envs`
 /// is refused before the envs are built.
 const EMULATOR_BYTES: u128 = 512 << 10;
+
+/// The longest step or reset, in emulator frames, that the waiting thread runs itself (about 0.1 s
+/// of emulation: the longest a Ctrl-C then waits to be seen).
+const CALLER_JOB_FRAMES: u32 = 1000;
 
 impl VectorConfig {
     pub fn new(rom_path: impl Into<PathBuf>, num_envs: usize, env: AtariConfig) -> Self {
@@ -76,11 +80,17 @@ impl VectorConfig {
     pub fn effective_num_threads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let wanted = match self.num_threads {
-            0 if self.effective_batch_size() == self.num_envs => cores.saturating_sub(1),
+            0 if self.effective_batch_size() == self.num_envs && self.caller_steps_envs() => cores.saturating_sub(1),
             0 => self.effective_batch_size(),
             n => n,
         };
         wanted.min(cores).min(self.num_envs).max(1)
+    }
+
+    /// Whether the thread waiting for a batch may step envs itself: only when a step or reset is
+    /// short, since its wait can be interrupted (Ctrl-C) only between the jobs it runs.
+    pub fn caller_steps_envs(&self) -> bool {
+        self.env.frame_skip.max(self.env.noop_max) <= CALLER_JOB_FRAMES
     }
 
     /// The per-env settings the envs are built with (continuous mode uses the full action set).

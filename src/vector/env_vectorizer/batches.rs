@@ -26,7 +26,7 @@ impl AtariVectorEnv {
     /// Waits for every queued job and discards the results; `interruptible` lets the interrupt
     /// check give the wait up (close() waits regardless: the jobs must end before the workers do).
     pub(super) fn drain(&mut self, interruptible: bool) -> Result<()> {
-        self.wait(self.in_flight, true, interruptible)?;
+        self.wait(self.in_flight, self.config.caller_steps_envs(), interruptible)?;
         self.in_flight = 0;
         self.interrupted_batch = false;
         Ok(())
@@ -38,7 +38,7 @@ impl AtariVectorEnv {
         let mut env_ids = Vec::with_capacity(count);
         let mut first_error = None;
         // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
-        let waited = self.wait(count, self.batch_size == self.config.num_envs, interruptible);
+        let waited = self.wait(count, self.caller_helps(), interruptible);
         self.interrupted_batch = waited.is_err();
         let completions = waited?;
         self.in_flight -= count;
@@ -56,6 +56,11 @@ impl AtariVectorEnv {
             return Err(error);
         }
         Ok(env_ids)
+    }
+
+    /// Whether the calling thread steps envs too while it waits (see `VectorConfig::caller_steps_envs`).
+    pub(super) fn caller_helps(&self) -> bool {
+        self.batch_size == self.config.num_envs && self.config.caller_steps_envs()
     }
 
     /// Waits for `count` completions (with `help`, running queued jobs on this thread meanwhile);
