@@ -15,12 +15,34 @@ pub enum Error {
     /// An argument outside what the call accepts (bad action, shape, setting value...).
     #[error("{0}")]
     InvalidArgument(String),
-    /// A call made in a state that does not allow it (recv before send, use after close...).
+    /// Settings whose buffers would not fit in memory (or in `usize`), refused before allocating.
+    #[error("{0}")]
+    TooLarge(String),
+    /// A call made in a state that does not allow it (reset needed, use after fork, another thread...).
     #[error("{0}")]
     InvalidState(String),
+    /// A call on a closed environment.
+    #[error("the environment is closed")]
+    Closed,
+    /// A wait (`recv`) with no step in flight.
+    #[error("{0}")]
+    NoPendingCall(String),
+    /// A second `send` while the first one's batch has not been received.
+    #[error("{0}")]
+    AlreadyPending(String),
+    /// A blocking wait was given up because the caller asked (Ctrl-C); the work in flight is kept.
+    #[error("interrupted")]
+    Interrupted,
     /// A worker thread panicked; the vector environment cannot be used any more.
     #[error("worker thread failed: {0}")]
     WorkerPanic(String),
+}
+
+impl Error {
+    /// Whether the call was refused because of the environment's state (not its arguments).
+    pub fn is_state_error(&self) -> bool {
+        matches!(self, Error::InvalidState(_) | Error::Closed | Error::NoPendingCall(_) | Error::AlreadyPending(_))
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -74,7 +74,7 @@ def test_async_send_recv_returns_first_ready_envs() -> None:
 def test_reset_mask_resets_only_masked_envs(env: torchwm.AtariVectorEnv) -> None:
     env.reset(seed=3)
     for _ in range(5):
-        obs, *_ , info = env.step(np.ones(4, dtype=np.int64))
+        obs, *_, info = env.step(np.ones(4, dtype=np.int64))
     mask = np.array([True, False, True, False])
     new_obs, new_info = env.reset(options={"reset_mask": mask})
     np.testing.assert_array_equal(new_info["episode_frame_number"][~mask], info["episode_frame_number"][~mask])
@@ -91,7 +91,7 @@ def test_partial_reset_needs_sync_mode() -> None:
     env = torchwm.AtariVectorEnv("breakout", num_envs=4, batch_size=2)
     try:
         env.reset()
-        with pytest.raises(ValueError, match="batch_size == num_envs"):
+        with pytest.raises(ValueError, match="batch_size < num_envs"):
             env.reset(options={"reset_mask": np.array([True, False, False, False])})
         env.step(np.zeros(2, dtype=np.int64))
     finally:
@@ -120,22 +120,25 @@ def test_bad_actions_raise_and_env_stays_usable(env: torchwm.AtariVectorEnv, act
 
 
 def test_protocol_errors_never_hang(env: torchwm.AtariVectorEnv) -> None:
-    with pytest.raises(torchwm.EnvStateError, match="before reset"):
+    with pytest.raises(gym.error.NoAsyncCallError, match="before reset"):
         env.recv()
     with pytest.raises(torchwm.EnvStateError, match="before reset"):
         env.send(np.zeros(4, dtype=np.int64))
     env.reset()
-    with pytest.raises(torchwm.EnvStateError, match="without a matching send"):
+    with pytest.raises(gym.error.NoAsyncCallError, match="without a matching send") as caught:
         env.recv()
+    assert isinstance(caught.value, torchwm.EnvStateError) and caught.value.name == "recv"
     env.send(np.zeros(4, dtype=np.int64))
-    with pytest.raises(torchwm.EnvStateError, match="twice without recv"):
+    with pytest.raises(gym.error.AlreadyPendingCallError, match="twice without recv") as pending:
         env.send(np.zeros(4, dtype=np.int64))
+    assert isinstance(pending.value, torchwm.EnvStateError)
     env.recv()
     env.close()
     env.close()  # idempotent
     for call in (lambda: env.step(np.zeros(4, dtype=np.int64)), env.recv, env.reset):
-        with pytest.raises(torchwm.EnvStateError, match="closed"):
+        with pytest.raises(gym.error.ClosedEnvironmentError, match="closed") as closed:
             call()
+        assert isinstance(closed.value, torchwm.EnvStateError)
 
 
 @pytest.mark.parametrize(
@@ -153,13 +156,37 @@ def test_protocol_errors_never_hang(env: torchwm.AtariVectorEnv) -> None:
         ({"repeat_action_probability": 1.5}, "repeat_action_probability"),
         ({"noop_max": -1}, "noop_max"),
         ({"grayscale": "yes"}, "grayscale"),
-        ({"autoreset_mode": "Disabled"}, "autoreset_mode"),
         ({"autoreset_mode": "sometimes"}, "autoreset_mode"),
+        ({"autoreset_mode": 1}, "autoreset_mode"),
+        ({"num_envs": 2**63}, "num_envs"),
+        ({"stack_num": np.uint64(2**64 - 1)}, "stack_num"),
+        ({"frameskip": 4294967295}, "frameskip"),
+        ({"frameskip": 200_000}, "max_num_frames_per_episode"),
+        ({"noop_max": 2147483647}, "max_num_frames_per_episode"),
+        ({"max_num_frames_per_episode": 2**40}, "max_num_frames_per_episode"),
+        ({"repeat_action_probability": float("nan")}, "repeat_action_probability"),
+        ({"thread_affinity_offset": -2}, "thread_affinity_offset"),
     ],
 )
 def test_bad_constructor_arguments(kwargs: dict, match: str) -> None:
     kwargs = {"num_envs": 4, **kwargs}
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(torchwm.InvalidArgumentError, match=match) as caught:
+        torchwm.AtariVectorEnv("breakout", **kwargs)
+    # Caught by code written for torchwm (ValueError) and for ale_py (gymnasium.error.Error).
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, gym.error.Error)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"num_envs": 2147483647},
+        {"num_envs": 2, "stack_num": 2**31 - 1},
+        {"num_envs": 1, "stack_num": 2147483647, "img_height": 4096, "img_width": 4096},
+        {"num_envs": 2147483647, "batch_size": 3},
+    ],
+)
+def test_sizes_beyond_memory_are_refused_before_allocating(kwargs: dict) -> None:
+    with pytest.raises(MemoryError, match="num_envs"):
         torchwm.AtariVectorEnv("breakout", **kwargs)
 
 
@@ -198,9 +225,7 @@ def test_same_seed_same_trajectory_for_any_thread_count() -> None:
 
 
 def test_same_step_final_obs_mask() -> None:
-    env = torchwm.AtariVectorEnv(
-        "breakout", 2, autoreset_mode=AutoresetMode.SAME_STEP, max_num_frames_per_episode=40
-    )
+    env = torchwm.AtariVectorEnv("breakout", 2, autoreset_mode=AutoresetMode.SAME_STEP, max_num_frames_per_episode=40)
     try:
         assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
         obs, _ = env.reset(seed=0)

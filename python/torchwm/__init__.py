@@ -1,19 +1,32 @@
 """torchwm: fast, safe vectorized reinforcement-learning environments with a Rust core.
 
 - :class:`AtariVectorEnv` / :func:`make_atari_vector_env`: Atari (ALE 0.12.1) stepped by Rust threads,
-  a drop-in for ``ale_py.vector_env.AtariVectorEnv``; gymnasium ids ``TorchWM/<Game>-v5``.
+  a drop-in for ``ale_py.vector_env.AtariVectorEnv`` (also as :data:`VectorAtariEnv`, the ALE vector
+  guide's name); gymnasium ids ``TorchWM/<Game>-v5``.
 - :class:`TorchVectorizedEnv`: worker processes for any Gym-like env factory.
 - ``RayVectorEnv`` (:mod:`torchwm.ray`, needs ``torchwm[ray]``): the same, with Ray actors on a cluster.
 - :func:`make_env`: envs whose observation is their real rendered frame at a chosen size.
+- :mod:`torchwm.errors`: the one exception tree, rooted in :class:`TorchwmError`.
 """
 
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 from typing import Any
 
-from torchwm._core import AleError, EnvStateError, TorchwmError, WorkerError
-from torchwm.atari import AtariVectorEnv, make_atari_vector_env
+from torchwm.atari import AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
 from torchwm.envs import make_env
-from torchwm.errors import SubEnvError, WorkerCrashedError
+from torchwm.errors import (
+    AleError,
+    AlreadyPendingCallError,
+    ClosedEnvironmentError,
+    EnvStateError,
+    InvalidArgumentError,
+    NoAsyncCallError,
+    SubEnvError,
+    TorchwmError,
+    WorkerCrashedError,
+    WorkerError,
+)
 from torchwm.process import TorchVectorizedEnv
 from torchwm.registration import register_atari_envs
 
@@ -35,11 +48,16 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AleError",
+    "AlreadyPendingCallError",
     "AtariVectorEnv",
+    "ClosedEnvironmentError",
     "EnvStateError",
+    "InvalidArgumentError",
+    "NoAsyncCallError",
     "SubEnvError",
     "TorchVectorizedEnv",
     "TorchwmError",
+    "VectorAtariEnv",
     "WorkerCrashedError",
     "WorkerError",
     "__version__",

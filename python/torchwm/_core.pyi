@@ -7,11 +7,8 @@ import numpy as np
 import numpy.typing as npt
 
 ALE_VERSION: str
-
-class TorchwmError(RuntimeError): ...
-class AleError(TorchwmError): ...
-class EnvStateError(TorchwmError): ...
-class WorkerError(TorchwmError): ...
+#: Every keyword of AtariVectorEnv: (name, aliases, default, doc), defined once in the Rust core.
+ATARI_SETTINGS: list[tuple[str, tuple[str, ...], int | bool | float | str, str]]
 
 def is_supported_rom(path: str | PathLike[str]) -> bool: ...
 def set_log_level(level: int) -> None: ...
@@ -58,30 +55,7 @@ class Ale:
 
 @final
 class AtariVectorCore:
-    def __new__(
-        cls,
-        rom_path: str | PathLike[str],
-        num_envs: int,
-        *,
-        frame_skip: int,
-        stack_num: int,
-        img_height: int,
-        img_width: int,
-        grayscale: bool,
-        maxpool: bool,
-        noop_max: int,
-        use_fire_reset: bool,
-        episodic_life: bool,
-        life_loss_info: bool,
-        reward_clipping: bool,
-        max_num_frames_per_episode: int,
-        repeat_action_probability: float,
-        full_action_space: bool,
-        batch_size: int,
-        num_threads: int,
-        thread_affinity_offset: int,
-        same_step_autoreset: bool,
-    ) -> AtariVectorCore: ...
+    def __new__(cls, rom_path: str | PathLike[str], num_envs: int, **settings: Any) -> AtariVectorCore: ...
     @property
     def num_envs(self) -> int: ...
     @property
@@ -91,8 +65,19 @@ class AtariVectorCore:
     @property
     def action_set(self) -> list[int]: ...
     @property
+    def observation_shape(self) -> list[int]: ...
+    @property
+    def settings(self) -> dict[str, Any]: ...
+    @property
     def closed(self) -> bool: ...
-    def reset(self, env_ids: list[int], seeds: list[int]) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]: ...
+    def reset(
+        self, reset_mask: npt.NDArray[np.bool_] | None, seeds: list[int | None]
+    ) -> tuple[npt.NDArray[np.uint8], dict[str, Any]]: ...
+    def step(
+        self, action_ids: npt.NDArray[np.int64], paddle_strengths: npt.NDArray[np.float32]
+    ) -> tuple[
+        npt.NDArray[np.uint8], npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
+    ]: ...
     def send(self, action_ids: npt.NDArray[np.int64], paddle_strengths: npt.NDArray[np.float32]) -> None: ...
     def recv(
         self,

@@ -1,6 +1,5 @@
-//! Settings of a preprocessed Atari env; the same names, defaults and meanings as ale_py 0.12.1.
-use crate::error::{Error, Result};
-
+//! Settings of a preprocessed Atari env; the same defaults and meanings as ale_py 0.12.1. Their
+//! keywords, ranges and the one check are in `vector::settings`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObsFormat {
     Grayscale,
@@ -58,36 +57,6 @@ impl Default for AtariConfig {
 }
 
 impl AtariConfig {
-    pub fn validate(&self) -> Result<()> {
-        let bad = |message: String| Err(Error::InvalidArgument(message));
-        if self.img_height == 0 || self.img_width == 0 {
-            return bad(format!(
-                "img_height and img_width must be positive, got {}x{}",
-                self.img_height, self.img_width
-            ));
-        }
-        if self.img_height > 4096 || self.img_width > 4096 {
-            return bad(format!(
-                "img_height and img_width must be at most 4096, got {}x{}",
-                self.img_height, self.img_width
-            ));
-        }
-        if self.stack_num == 0 {
-            return bad("stack_num must be a positive integer, got 0".into());
-        }
-        if self.frame_skip == 0 {
-            return bad("frameskip must be a positive integer, got 0".into());
-        }
-        if self.max_episode_frames == 0 {
-            return bad("max_num_frames_per_episode must be positive, got 0".into());
-        }
-        let p = self.repeat_action_probability;
-        if !(0.0..=1.0).contains(&p) {
-            return bad(format!("repeat_action_probability must be in [0, 1], got {p}"));
-        }
-        Ok(())
-    }
-
     /// Bytes of one processed frame.
     pub fn frame_size(&self) -> usize {
         self.img_height * self.img_width * self.obs_format.channels()
@@ -96,5 +65,18 @@ impl AtariConfig {
     /// Bytes of one stacked observation.
     pub fn stacked_obs_size(&self) -> usize {
         self.frame_size() * self.stack_num
+    }
+
+    /// [`stacked_obs_size`](Self::stacked_obs_size) computed without overflow, for any settings
+    /// (`VectorConfig::validate` decides with it whether the buffers fit before any is allocated).
+    pub fn stacked_obs_bytes(&self) -> u128 {
+        [self.img_height, self.img_width, self.obs_format.channels(), self.stack_num]
+            .iter()
+            .fold(1u128, |bytes, &factor| bytes.saturating_mul(factor as u128))
+    }
+
+    /// Whether the settings are within the ranges `VectorConfig::validate` enforces (for asserts).
+    pub fn is_plausible(&self) -> bool {
+        self.frame_size() > 0 && self.stack_num > 0 && self.frame_skip > 0 && self.max_episode_frames > 0
     }
 }

@@ -46,6 +46,11 @@ pub struct AtariEnv {
     pending_seed: Option<u32>,
 }
 
+/// `seed` as ALE's `random_seed` setting, a C `int` (ale_py's seeds are in `[0, 2**31)` too).
+fn ale_seed(seed: u32) -> Result<i32> {
+    i32::try_from(seed).map_err(|_| Error::InvalidArgument(format!("seeds must be in [0, 2**31), got {seed}")))
+}
+
 /// A seed from the OS when the caller gives none (ale_py uses std::random_device).
 fn entropy_seed() -> u32 {
     use std::hash::{BuildHasher, Hasher};
@@ -59,10 +64,11 @@ fn entropy_seed() -> u32 {
 impl AtariEnv {
     /// Builds the env and loads the ROM. `seed` seeds ALE and the noop draws; `None` means random.
     pub fn new(rom_path: &Path, config: &AtariConfig, seed: Option<u32>) -> Result<Self> {
-        config.validate()?;
+        debug_assert!(config.is_plausible(), "settings are checked by VectorConfig::validate: {config:?}");
         let mut ale = Ale::new()?;
         ale.set_float("repeat_action_probability", config.repeat_action_probability)?;
-        ale.set_int("random_seed", seed.map_or(-1, |s| s as i32))?;
+        // ALE reads -1 as "seed from the clock".
+        ale.set_int("random_seed", seed.map_or(Ok(-1), ale_seed)?)?;
         ale.load_rom(rom_path)?;
         let action_set = if config.full_action_space { ale.legal_action_set()? } else { ale.minimal_action_set()? };
         let has_fire_action = action_set.contains(&ACTION_FIRE);
@@ -108,22 +114,17 @@ impl AtariEnv {
         self.pending_seed = seed;
     }
 
-    /// Action for the next step: an index into [`action_set`](Self::action_set).
-    pub fn set_action(&mut self, action_index: usize, paddle_strength: f32) -> Result<()> {
-        if action_index >= self.action_set.len() {
-            return Err(Error::InvalidArgument(format!(
-                "action must be in [0, {}), got {action_index}",
-                self.action_set.len()
-            )));
-        }
+    /// Action for the next step: an index into [`action_set`](Self::action_set) (checked by the
+    /// vectorizer's `send`).
+    pub fn set_action(&mut self, action_index: usize, paddle_strength: f32) {
+        debug_assert!(action_index < self.action_set.len() && paddle_strength.is_finite());
         self.action_index = action_index;
         self.paddle_strength = paddle_strength;
-        Ok(())
     }
 
     pub fn reset(&mut self) -> Result<()> {
         if let Some(seed) = self.pending_seed.take() {
-            self.ale.set_int("random_seed", seed as i32)?;
+            self.ale.set_int("random_seed", ale_seed(seed)?)?;
             self.noop_rng.seed(seed);
             self.ale.load_rom(&self.rom_path)?;
         }
@@ -132,7 +133,7 @@ impl AtariEnv {
         if fire {
             self.ale.act(ACTION_FIRE, 1.0)?;
         }
-        let noop_high = self.config.noop_max.saturating_sub(1).min(i32::MAX as u32) as i32;
+        let noop_high = i32::try_from(self.config.noop_max.saturating_sub(1)).unwrap_or(i32::MAX);
         let mut noops = self.noop_rng.uniform(0, noop_high) - fire as i32;
         while noops > 0 {
             self.ale.act(ACTION_NOOP, 1.0)?;

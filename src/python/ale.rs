@@ -174,5 +174,5 @@ pub fn set_log_level(level: i32) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (rom_path, frames, seed = 0))]
 pub fn emulator_frames_per_second(py: Python<'_>, rom_path: PathBuf, frames: u64, seed: u32) -> PyResult<f64> {
-    Ok(super::without_gil(py, || crate::bench::emulator_frames_per_second(&rom_path, frames, seed))?)
+    super::enter_core(py, || crate::bench::emulator_frames_per_second(&rom_path, frames, seed))
 }

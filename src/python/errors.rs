@@ -1,37 +1,34 @@
-//! The one `Error -> PyErr` mapping, and the module's exception classes.
-use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyValueError};
+//! The one `Error -> PyErr` mapping, onto the classes of `torchwm.errors` (one exception tree for
+//! the Rust core and both vectorizers, defined in Python so that it pickles).
+use pyo3::exceptions::{PyFileNotFoundError, PyMemoryError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
 
-pyo3::create_exception!(_core, TorchwmError, PyRuntimeError, "Base class of torchwm's runtime errors.");
-pyo3::create_exception!(_core, AleError, TorchwmError, "The emulator (ALE, C++) reported an error.");
-pyo3::create_exception!(
-    _core,
-    EnvStateError,
-    TorchwmError,
-    "A call the environment's state does not allow (closed, recv before send...)."
-);
-pyo3::create_exception!(_core, WorkerError, TorchwmError, "A worker thread failed.");
+pyo3::import_exception!(torchwm.errors, AleError);
+pyo3::import_exception!(torchwm.errors, AlreadyPendingCallError);
+pyo3::import_exception!(torchwm.errors, ClosedEnvironmentError);
+pyo3::import_exception!(torchwm.errors, EnvStateError);
+pyo3::import_exception!(torchwm.errors, InvalidArgumentError);
+pyo3::import_exception!(torchwm.errors, NoAsyncCallError);
+pyo3::import_exception!(torchwm.errors, WorkerError);
 
 impl From<Error> for PyErr {
     fn from(error: Error) -> PyErr {
         let message = error.to_string();
         match error {
-            Error::InvalidArgument(_) | Error::UnsupportedRom(_) => PyValueError::new_err(message),
+            Error::InvalidArgument(_) | Error::UnsupportedRom(_) => InvalidArgumentError::new_err(message),
+            Error::TooLarge(_) => PyMemoryError::new_err(message),
             Error::RomNotFound(_) => PyFileNotFoundError::new_err(message),
             Error::InvalidState(_) => EnvStateError::new_err(message),
+            Error::Closed => ClosedEnvironmentError::new_err(message),
+            // gymnasium's protocol errors take (message, name of the call).
+            Error::NoPendingCall(_) => NoAsyncCallError::new_err((message, "recv")),
+            Error::AlreadyPending(_) => AlreadyPendingCallError::new_err((message, "send")),
+            // Only `enter_core` produces it, and it replaces it with the signal handler's exception.
+            Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err(message),
             Error::WorkerPanic(_) => WorkerError::new_err(message),
             Error::Ale(_) => AleError::new_err(message),
         }
     }
-}
-
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add("TorchwmError", py.get_type::<TorchwmError>())?;
-    m.add("AleError", py.get_type::<AleError>())?;
-    m.add("EnvStateError", py.get_type::<EnvStateError>())?;
-    m.add("WorkerError", py.get_type::<WorkerError>())?;
-    Ok(())
 }

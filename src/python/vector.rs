@@ -1,23 +1,53 @@
 //! `torchwm._core.AtariVectorCore`: the Rust vectorizer, handing batches to numpy without copies.
+//!
+//! Threading contract: one call at a time steps an env (`reset`, `step`, `send`, `recv`); a second
+//! thread calling one of them meanwhile gets `EnvStateError`. `close()` is safe from any thread: a
+//! `recv`/`step` blocked in another thread then ends with `ClosedEnvironmentError`.
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 
 use numpy::ndarray::IxDyn;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use super::without_gil;
-use crate::atari::{AtariConfig, ObsFormat};
+use super::settings::{config_from_keywords, settings_dict};
+use super::{check_signals, enter_core};
 use crate::error::Error;
-use crate::vector::{AtariVectorEnv, AutoresetMode, BatchResult, VectorConfig};
+use crate::vector::{AtariVectorEnv, BatchResult};
 
-#[pyclass(module = "torchwm._core", name = "AtariVectorCore")]
+#[pyclass(module = "torchwm._core", name = "AtariVectorCore", frozen)]
 pub struct AtariVectorCore {
-    inner: AtariVectorEnv,
+    inner: Mutex<AtariVectorEnv>,
+    /// Set by `close()` before it waits for the lock, so that a blocked wait gives up.
+    closing: Arc<AtomicBool>,
     obs_shape: Vec<usize>,
+    num_envs: usize,
+    batch_size: usize,
+    num_threads: usize,
+    action_set: Vec<i32>,
+    settings: Py<PyDict>,
 }
 
 impl AtariVectorCore {
+    /// The env, for one call; a call already running in another thread makes this one fail.
+    fn lock(&self) -> PyResult<MutexGuard<'_, AtariVectorEnv>> {
+        if self.closing.load(Ordering::SeqCst) {
+            return Err(Error::Closed.into());
+        }
+        self.inner.try_lock().map_err(|error| match error {
+            TryLockError::WouldBlock => Error::InvalidState(
+                "another thread is using this AtariVectorEnv: reset/step/send/recv must not run concurrently \
+                 (one thread at a time; close() may come from any thread). In a process forked while a call \
+                 was running, create a new environment."
+                    .into(),
+            )
+            .into(),
+            TryLockError::Poisoned(_) => Error::WorkerPanic("an earlier call panicked".into()).into(),
+        })
+    }
+
     fn batch_obs_shape(&self, rows: usize) -> Vec<usize> {
         std::iter::once(rows).chain(self.obs_shape.iter().copied()).collect()
     }
@@ -37,138 +67,9 @@ impl AtariVectorCore {
     fn obs_array<'py>(&self, py: Python<'py>, data: Vec<u8>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyArray1::from_vec(py, data).reshape(IxDyn(&self.batch_obs_shape(rows)))?.into_any())
     }
-}
 
-#[pymethods]
-impl AtariVectorCore {
-    #[new]
-    #[pyo3(signature = (
-        rom_path, num_envs, *, frame_skip, stack_num, img_height, img_width, grayscale, maxpool, noop_max,
-        use_fire_reset, episodic_life, life_loss_info, reward_clipping, max_num_frames_per_episode,
-        repeat_action_probability, full_action_space, batch_size, num_threads, thread_affinity_offset,
-        same_step_autoreset
-    ))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        rom_path: PathBuf,
-        num_envs: usize,
-        frame_skip: u32,
-        stack_num: usize,
-        img_height: usize,
-        img_width: usize,
-        grayscale: bool,
-        maxpool: bool,
-        noop_max: u32,
-        use_fire_reset: bool,
-        episodic_life: bool,
-        life_loss_info: bool,
-        reward_clipping: bool,
-        max_num_frames_per_episode: u32,
-        repeat_action_probability: f32,
-        full_action_space: bool,
-        batch_size: usize,
-        num_threads: usize,
-        thread_affinity_offset: i64,
-        same_step_autoreset: bool,
-    ) -> PyResult<Self> {
-        let env = AtariConfig {
-            img_height,
-            img_width,
-            obs_format: if grayscale { ObsFormat::Grayscale } else { ObsFormat::Rgb },
-            stack_num,
-            frame_skip,
-            maxpool,
-            noop_max,
-            use_fire_reset,
-            episodic_life,
-            life_loss_info,
-            reward_clipping,
-            max_episode_frames: max_num_frames_per_episode,
-            repeat_action_probability,
-            full_action_space,
-        };
-        let mut config = VectorConfig::new(rom_path, num_envs, env);
-        config.batch_size = batch_size;
-        config.num_threads = num_threads;
-        config.thread_affinity_offset = usize::try_from(thread_affinity_offset).ok();
-        config.autoreset_mode = if same_step_autoreset { AutoresetMode::SameStep } else { AutoresetMode::NextStep };
-        let mut obs_shape = vec![stack_num, img_height, img_width];
-        if !grayscale {
-            obs_shape.push(3);
-        }
-        let inner = without_gil(py, || AtariVectorEnv::new(config))?;
-        Ok(Self { inner, obs_shape })
-    }
-
-    #[getter]
-    fn num_envs(&self) -> usize {
-        self.inner.num_envs()
-    }
-    #[getter]
-    fn batch_size(&self) -> usize {
-        self.inner.batch_size()
-    }
-    #[getter]
-    fn num_threads(&self) -> usize {
-        self.inner.num_threads()
-    }
-    #[getter]
-    fn action_set(&self) -> Vec<i32> {
-        self.inner.action_set().to_vec()
-    }
-    #[getter]
-    fn closed(&self) -> bool {
-        self.inner.is_closed()
-    }
-
-    /// Resets `env_ids` with `seeds` (a negative seed keeps the env's RNG) -> (obs, info).
-    fn reset<'py>(&mut self, py: Python<'py>, env_ids: Vec<i64>, seeds: Vec<i64>) -> PyResult<Bound<'py, PyTuple>> {
-        let num_envs = self.inner.num_envs() as i64;
-        let env_ids = env_ids
-            .into_iter()
-            .map(|id| {
-                usize::try_from(id)
-                    .ok()
-                    .filter(|&id| (id as i64) < num_envs)
-                    .ok_or_else(|| Error::InvalidArgument(format!("reset env id {id} is out of range [0, {num_envs})")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let seeds = seeds
-            .into_iter()
-            .map(|seed| match seed {
-                s if s < 0 => Ok(None),
-                s => i32::try_from(s)
-                    .map(|s| Some(s as u32))
-                    .map_err(|_| Error::InvalidArgument(format!("seeds must be in [0, 2**31), got {s}"))),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let inner = &mut self.inner;
-        let mut batch = without_gil(py, || inner.reset(&env_ids, &seeds))?;
-        let rows = batch.batch_size();
-        let info = self.info(py, &mut batch)?;
-        let obs = self.obs_array(py, batch.obs, rows)?;
-        PyTuple::new(py, [obs, info.into_any()])
-    }
-
-    /// Queues one step: `action_ids` (int64 indices into the action set) and `paddle_strengths`
-    /// (float32) for the envs of the last batch, in its row order.
-    fn send(
-        &mut self,
-        py: Python<'_>,
-        action_ids: PyReadonlyArray1<'_, i64>,
-        paddle_strengths: PyReadonlyArray1<'_, f32>,
-    ) -> PyResult<()> {
-        let actions = action_ids.as_slice()?.to_vec();
-        let strengths = paddle_strengths.as_slice()?.to_vec();
-        let inner = &mut self.inner;
-        Ok(without_gil(py, || inner.send(&actions, &strengths))?)
-    }
-
-    /// Waits for the next batch -> (obs, rewards, terminations, truncations, info).
-    fn recv<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let inner = &mut self.inner;
-        let mut batch = without_gil(py, || inner.recv())?;
+    /// (obs, rewards, terminations, truncations, info) of a step's batch.
+    fn step_tuple<'py>(&self, py: Python<'py>, mut batch: BatchResult) -> PyResult<Bound<'py, PyTuple>> {
         let rows = batch.batch_size();
         let any_done = batch.any_done();
         let info = self.info(py, &mut batch)?;
@@ -184,10 +85,150 @@ impl AtariVectorCore {
         let truncations = PyArray1::from_vec(py, batch.truncations).into_any();
         PyTuple::new(py, [obs, rewards, terminations, truncations, info.into_any()])
     }
+}
 
-    /// Stops and joins the worker threads. Idempotent.
-    fn close(&mut self, py: Python<'_>) {
-        let inner = &mut self.inner;
-        without_gil(py, || inner.close());
+#[pymethods]
+impl AtariVectorCore {
+    /// Builds `num_envs` envs of `rom_path`; `settings` are AtariVectorEnv's keywords (see
+    /// `ATARI_SETTINGS`), each checked here.
+    #[new]
+    #[pyo3(signature = (rom_path, num_envs, **settings))]
+    fn new(
+        py: Python<'_>,
+        rom_path: PathBuf,
+        num_envs: &Bound<'_, PyAny>,
+        settings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let config = config_from_keywords(rom_path, num_envs, settings)?;
+        let settings = settings_dict(py, &config)?.unbind();
+        let env = &config.env;
+        let mut obs_shape = vec![env.stack_num, env.img_height, env.img_width];
+        if env.obs_format.channels() == 3 {
+            obs_shape.push(3);
+        }
+        let closing = Arc::new(AtomicBool::new(false));
+        let mut inner = enter_core(py, || AtariVectorEnv::new(config))?;
+        let closing_seen = Arc::clone(&closing);
+        inner.set_interrupt_check(move || {
+            if closing_seen.load(Ordering::SeqCst) {
+                return Err(Error::Closed);
+            }
+            check_signals()
+        });
+        Ok(Self {
+            num_envs: inner.num_envs(),
+            batch_size: inner.batch_size(),
+            num_threads: inner.num_threads(),
+            action_set: inner.action_set().to_vec(),
+            inner: Mutex::new(inner),
+            closing,
+            obs_shape,
+            settings,
+        })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.num_envs
+    }
+    #[getter]
+    fn batch_size(&self) -> usize {
+        self.batch_size
+    }
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.num_threads
+    }
+    #[getter]
+    fn action_set(&self) -> Vec<i32> {
+        self.action_set.clone()
+    }
+    /// Shape of one env's observation: (stack_num, img_height, img_width[, 3]).
+    #[getter]
+    fn observation_shape(&self) -> Vec<usize> {
+        self.obs_shape.clone()
+    }
+    /// Every keyword's value, as checked (aliases resolved, defaults filled in).
+    #[getter]
+    fn settings<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        self.settings.bind(py).copy().unwrap_or_else(|_| PyDict::new(py))
+    }
+    #[getter]
+    fn closed(&self) -> bool {
+        self.closing.load(Ordering::SeqCst)
+    }
+
+    /// Resets the envs of `reset_mask` (all when None) with `seeds` (one per env reset; None keeps
+    /// the env's RNG going) -> (obs, info).
+    #[pyo3(signature = (reset_mask, seeds))]
+    fn reset<'py>(
+        &self,
+        py: Python<'py>,
+        reset_mask: Option<PyReadonlyArray1<'py, bool>>,
+        seeds: Vec<Option<u32>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let env_ids: Vec<usize> = match &reset_mask {
+            None => (0..self.num_envs).collect(),
+            Some(mask) => mask.as_slice()?.iter().enumerate().filter(|(_, &reset)| reset).map(|(id, _)| id).collect(),
+        };
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        let mut batch = enter_core(py, || inner.reset(&env_ids, &seeds))?;
+        drop(guard);
+        let rows = batch.batch_size();
+        let info = self.info(py, &mut batch)?;
+        let obs = self.obs_array(py, batch.obs, rows)?;
+        PyTuple::new(py, [obs, info.into_any()])
+    }
+
+    /// Steps the envs of the last batch (send then recv, as one call) -> (obs, rewards,
+    /// terminations, truncations, info). Interrupted (Ctrl-C), it leaves the batch in flight for the
+    /// next step/send/recv, so the env stays steppable.
+    fn step<'py>(
+        &self,
+        py: Python<'py>,
+        action_ids: PyReadonlyArray1<'py, i64>,
+        paddle_strengths: PyReadonlyArray1<'py, f32>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (actions, strengths) = (action_ids.as_slice()?, paddle_strengths.as_slice()?);
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        let batch = enter_core(py, || inner.step(actions, strengths))?;
+        drop(guard);
+        self.step_tuple(py, batch)
+    }
+
+    /// Queues one step: `action_ids` (int64 indices into the action set) and `paddle_strengths`
+    /// (float32) for the envs of the last batch, in its row order.
+    fn send<'py>(
+        &self,
+        py: Python<'py>,
+        action_ids: PyReadonlyArray1<'py, i64>,
+        paddle_strengths: PyReadonlyArray1<'py, f32>,
+    ) -> PyResult<()> {
+        let (actions, strengths) = (action_ids.as_slice()?, paddle_strengths.as_slice()?);
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        enter_core(py, || inner.send(actions, strengths))
+    }
+
+    /// Waits for the next batch -> (obs, rewards, terminations, truncations, info).
+    fn recv<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        let batch = enter_core(py, || inner.recv())?;
+        drop(guard);
+        self.step_tuple(py, batch)
+    }
+
+    /// Stops and joins the worker threads; from any thread, ending a wait in another. Idempotent.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        self.closing.store(true, Ordering::SeqCst);
+        // A call blocked in another thread sees `closing` within a few milliseconds and lets go.
+        enter_core(py, || {
+            let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            inner.close();
+            Ok(())
+        })
     }
 }

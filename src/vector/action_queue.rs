@@ -6,7 +6,7 @@
 //! once per env: each extra wake-up on a small machine preempts a worker mid-emulation.
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use crossbeam_utils::sync::{Parker, Unparker};
@@ -72,13 +72,16 @@ impl ActionQueue {
     /// Waits until `count` completions are ready and returns them in arrival order. With `help`, the
     /// calling thread first runs queued jobs itself with `run`, and spins briefly before sleeping (for
     /// sync mode, where the workers leave a core to the caller); without it, it just sleeps (async
-    /// mode, where every core has a worker).
+    /// mode, where every core has a worker). Every [`INTERRUPT_CHECK`] it calls `interrupt`; an error
+    /// from it ends the wait with no completion taken, so a later wait finds them all.
     pub fn wait_for(
         &self,
         count: usize,
         help: bool,
         run: impl Fn(usize, bool) -> Result<()>,
+        interrupt: Interrupt<'_>,
     ) -> Result<Vec<Completion>> {
+        let mut next_check = Instant::now() + INTERRUPT_CHECK;
         while help && self.completions.len() < count {
             match self.job_receiver.try_recv() {
                 Ok(Job::Run { env_id, force_reset }) => {
@@ -94,24 +97,18 @@ impl ActionQueue {
                 }
                 Err(_) => break,
             }
+            if Instant::now() >= next_check {
+                interrupt()?;
+                next_check = Instant::now() + INTERRUPT_CHECK;
+            }
         }
         // Workers are finishing the last jobs: spin (yielding the core) for about their length
         // before sleeping, since a wake-up from sleep costs as much again.
-        let spin_until = std::time::Instant::now() + Duration::from_micros(if help { SPIN_MICROS } else { 0 });
-        while self.completions.len() < count && std::time::Instant::now() < spin_until {
+        let spin_until = Instant::now() + Duration::from_micros(if help { SPIN_MICROS } else { 0 });
+        while self.completions.len() < count && Instant::now() < spin_until {
             std::thread::yield_now();
         }
-        let parker = self.parker.lock().map_err(|_| Error::WorkerPanic("completion queue poisoned".into()))?;
-        while self.completions.len() < count {
-            self.waiter.needed.store(count, Ordering::SeqCst);
-            // Re-check after publishing `needed`: a completion that landed in between would not wake us.
-            if self.completions.len() >= count {
-                break;
-            }
-            // The timeout only bounds a lost wake-up; workers wake us as soon as the batch is complete.
-            parker.park_timeout(Duration::from_millis(50));
-        }
-        self.waiter.needed.store(usize::MAX, Ordering::SeqCst);
+        self.sleep_until_ready(count, interrupt)?;
         (0..count)
             .map(|_| match self.completions.try_recv() {
                 Ok(completion) => Ok(completion),
@@ -121,7 +118,52 @@ impl ActionQueue {
             })
             .collect()
     }
+
+    /// Takes the jobs no worker has started out of the queue; returns how many there were.
+    pub fn discard_queued_jobs(&self) -> usize {
+        let mut discarded = 0;
+        while let Ok(job) = self.job_receiver.try_recv() {
+            match job {
+                Job::Run { .. } => discarded += 1,
+                // Never queued while jobs are (the caller queues stops only when closing, after this).
+                Job::Stop => {
+                    let _ = self.jobs.send(Job::Stop);
+                    break;
+                }
+            }
+        }
+        discarded
+    }
+
+    /// Sleeps until `count` completions are ready; workers wake it when the batch is complete.
+    fn sleep_until_ready(&self, count: usize, interrupt: Interrupt<'_>) -> Result<()> {
+        let parker = self.parker.lock().map_err(|_| Error::WorkerPanic("completion queue poisoned".into()))?;
+        let mut outcome = Ok(());
+        while self.completions.len() < count {
+            self.waiter.needed.store(count, Ordering::SeqCst);
+            // Re-check after publishing `needed`: a completion that landed in between would not wake us.
+            if self.completions.len() >= count {
+                break;
+            }
+            // The timeout bounds a lost wake-up and how long an interrupt waits to be seen.
+            parker.park_timeout(INTERRUPT_CHECK);
+            if self.completions.len() < count {
+                outcome = interrupt();
+                if outcome.is_err() {
+                    break;
+                }
+            }
+        }
+        self.waiter.needed.store(usize::MAX, Ordering::SeqCst);
+        outcome
+    }
 }
+
+/// Called while a wait blocks; an error (`Interrupted`, `Closed`) gives the wait up.
+pub type Interrupt<'a> = &'a dyn Fn() -> Result<()>;
+
+/// How often a blocked wait asks its [`Interrupt`] (Ctrl-C is seen within about this long).
+const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
 
 /// How long the caller spins for the workers' last completions before it sleeps (about one env step).
 const SPIN_MICROS: u64 = 500;

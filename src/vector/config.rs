@@ -1,6 +1,7 @@
-//! Settings of the vectorizer itself (the per-env ones are in `AtariConfig`).
+//! Settings of the vectorizer itself (the per-env ones are in `AtariConfig`), and their one check.
 use std::path::PathBuf;
 
+use super::settings::SETTINGS;
 use crate::atari::AtariConfig;
 use crate::error::{Error, Result};
 
@@ -10,6 +11,18 @@ pub enum AutoresetMode {
     NextStep,
     /// An env whose episode ended is reset in the same step; the last observation goes to `final_obs`.
     SameStep,
+    /// An env whose episode ended stays ended (not stepped, reward 0) until the caller resets it.
+    Disabled,
+}
+
+impl AutoresetMode {
+    /// gymnasium's `AutoresetMode` values, in declaration order.
+    pub const NAMES: [(&'static str, AutoresetMode); 3] =
+        [("NextStep", Self::NextStep), ("SameStep", Self::SameStep), ("Disabled", Self::Disabled)];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, mode)| *mode == self).map_or("NextStep", |(name, _)| name)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -19,14 +32,27 @@ pub struct VectorConfig {
     /// Envs per batch returned by `recv`; 0 means `num_envs` (synchronous, ordered by env id).
     pub batch_size: usize,
     /// Worker threads; 0 picks: in sync mode one fewer than the available cores (the caller's thread
-    /// steps envs too while it waits), in async mode `min(batch_size, cores)` (the caller is busy with
+    /// steps envs too while it waits, if steps are short), in async mode `min(batch_size, cores)` (the caller is busy with
     /// its policy while envs step).
     pub num_threads: usize,
     /// Pin worker `i` to core `(offset + i) % cores`; `None` leaves scheduling to the OS.
     pub thread_affinity_offset: Option<usize>,
     pub autoreset_mode: AutoresetMode,
+    /// ale_py's continuous actions (radius, theta, fire), mapped to the full action set by the caller.
+    pub continuous: bool,
+    /// Threshold of that mapping.
+    pub continuous_action_threshold: f32,
     pub env: AtariConfig,
 }
+
+/// Bytes one emulator takes besides the observation buffers (ALE's console, TIA buffers, ROM copy,
+/// our raw frames), rounded up from a measurement (RSS grows ~340 KiB per env), so that a huge `num_envs`
+/// is refused before the envs are built.
+const EMULATOR_BYTES: u128 = 512 << 10;
+
+/// The longest step or reset, in emulator frames, that the waiting thread runs itself (about 0.1 s
+/// of emulation: the longest a Ctrl-C then waits to be seen).
+const CALLER_JOB_FRAMES: u32 = 1000;
 
 impl VectorConfig {
     pub fn new(rom_path: impl Into<PathBuf>, num_envs: usize, env: AtariConfig) -> Self {
@@ -37,6 +63,8 @@ impl VectorConfig {
             num_threads: 0,
             thread_affinity_offset: None,
             autoreset_mode: AutoresetMode::NextStep,
+            continuous: false,
+            continuous_action_threshold: 0.5,
             env,
         }
     }
@@ -52,16 +80,39 @@ impl VectorConfig {
     pub fn effective_num_threads(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let wanted = match self.num_threads {
-            0 if self.effective_batch_size() == self.num_envs => cores.saturating_sub(1),
+            0 if self.effective_batch_size() == self.num_envs && self.caller_steps_envs() => cores.saturating_sub(1),
             0 => self.effective_batch_size(),
             n => n,
         };
         wanted.min(cores).min(self.num_envs).max(1)
     }
 
+    /// Whether the thread waiting for a batch may step envs itself: only when a step or reset is
+    /// short, since its wait can be interrupted (Ctrl-C) only between the jobs it runs.
+    pub fn caller_steps_envs(&self) -> bool {
+        self.env.frame_skip.max(self.env.noop_max) <= CALLER_JOB_FRAMES
+    }
+
+    /// The per-env settings the envs are built with (continuous mode uses the full action set).
+    pub fn effective_env(&self) -> AtariConfig {
+        AtariConfig { full_action_space: self.env.full_action_space || self.continuous, ..self.env.clone() }
+    }
+
+    /// The one check of every setting: each against its range in [`SETTINGS`], then the settings
+    /// that bound each other, then the memory the buffers would take.
     pub fn validate(&self) -> Result<()> {
-        if self.num_envs == 0 {
-            return Err(Error::InvalidArgument("num_envs must be a positive integer, got 0".into()));
+        for setting in SETTINGS {
+            setting.check(&(setting.get)(self))?;
+        }
+        let max_frames = self.env.max_episode_frames;
+        // Beyond the episode's frame limit these mean nothing (every step or reset would end the
+        // episode), and they bound how long one step or reset can run.
+        for (name, value) in [("frameskip", self.env.frame_skip), ("noop_max", self.env.noop_max)] {
+            if value > max_frames {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} must be at most max_num_frames_per_episode={max_frames}, got {value}"
+                )));
+            }
         }
         if self.batch_size > self.num_envs {
             return Err(Error::InvalidArgument(format!(
@@ -69,6 +120,43 @@ impl VectorConfig {
                 self.num_envs, self.batch_size
             )));
         }
-        self.env.validate()
+        self.check_memory()
     }
+
+    /// Refuses, before anything is allocated, settings whose buffers exceed this machine's memory.
+    fn check_memory(&self) -> Result<()> {
+        let obs = self.env.stacked_obs_bytes();
+        let copies = if self.autoreset_mode == AutoresetMode::SameStep { 2 } else { 1 };
+        let per_env = obs.saturating_mul(copies).saturating_add(EMULATOR_BYTES);
+        let batch = (self.effective_batch_size() as u128).saturating_mul(obs.saturating_mul(copies));
+        let total = (self.num_envs as u128).saturating_mul(per_env).saturating_add(batch);
+        let limit = memory_limit();
+        if total > limit {
+            let env = &self.env;
+            return Err(Error::TooLarge(format!(
+                "AtariVectorEnv would need about {total} bytes (num_envs={} x (stack_num={} x img_height={} x \
+                 img_width={} x channels={} observation bytes, plus the emulator)), more than the {limit} bytes \
+                 it may use",
+                self.num_envs,
+                env.stack_num,
+                env.img_height,
+                env.img_width,
+                env.obs_format.channels()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// This machine's physical memory where it can be read, else what an address space can hold.
+fn memory_limit() -> u128 {
+    let address_space = isize::MAX as u128;
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let line = info.lines().find(|line| line.starts_with("MemTotal:"))?;
+            let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .map_or(address_space, |bytes| bytes.min(address_space))
 }

@@ -3,16 +3,22 @@
 //! Invariants: at most one job per env is in flight; `send` needs the env ids of the last `recv`
 //! (or `reset`), so each action reaches the env that produced the observation it answers. Every
 //! argument is checked before anything is queued, so a rejected call leaves the env usable.
+//!
+//! Blocking waits ask the env's interrupt check (see [`AtariVectorEnv::set_interrupt_check`]) every
+//! few milliseconds; a wait it gives up keeps the batch in flight: `recv` (or `step`, `send`, which
+//! receive and drop it first) picks it up later, so an interrupted `step` leaves the env steppable.
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use super::action_queue::{action_queue, ActionQueue, Job};
+use super::batch_result::BatchResult;
 use super::config::{AutoresetMode, VectorConfig};
-use super::result_staging::BatchResult;
-use super::worker::{run_job, spawn_workers, EnvSlot, SharedEnvs};
+use super::worker::{spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
 use crate::ffi::fork_generation;
+
+mod batches;
 
 pub struct AtariVectorEnv {
     config: VectorConfig,
@@ -32,6 +38,9 @@ pub struct AtariVectorEnv {
     closed: bool,
     /// A failure that left jobs unaccounted for; the env must be reset before it is used again.
     broken: Option<Error>,
+    /// A batch whose wait was interrupted: sent, not yet received.
+    interrupted_batch: bool,
+    interrupt_check: Box<dyn Fn() -> Result<()> + Send + Sync>,
     fork_generation: u64,
 }
 
@@ -41,10 +50,11 @@ impl AtariVectorEnv {
         let batch_size = config.effective_batch_size();
         let num_threads = config.effective_num_threads();
         let same_step = config.autoreset_mode == AutoresetMode::SameStep;
+        let env_config = config.effective_env();
         let mut slots = Vec::with_capacity(config.num_envs);
         for _ in 0..config.num_envs {
             // Unseeded, like ale_py: `reset(seed=...)` seeds each env and reloads its ROM.
-            slots.push(Mutex::new(EnvSlot::new(AtariEnv::new(&config.rom_path, &config.env, None)?, same_step)));
+            slots.push(Mutex::new(EnvSlot::new(AtariEnv::new(&config.rom_path, &env_config, None)?, same_step)));
         }
         let (action_set, obs_size) = {
             let first = slots[0].lock().expect("fresh mutex");
@@ -69,6 +79,8 @@ impl AtariVectorEnv {
             has_reset: false,
             closed: false,
             broken: None,
+            interrupted_batch: false,
+            interrupt_check: Box::new(|| Ok(())),
             fork_generation: fork_generation(),
         })
     }
@@ -97,9 +109,15 @@ impl AtariVectorEnv {
         self.closed
     }
 
+    /// Sets what blocking waits call every few milliseconds: an error from it (`Interrupted` for
+    /// Ctrl-C, `Closed` for a close from another thread) gives the wait up, keeping the work in flight.
+    pub fn set_interrupt_check(&mut self, check: impl Fn() -> Result<()> + Send + Sync + 'static) {
+        self.interrupt_check = Box::new(check);
+    }
+
     fn check_usable(&self) -> Result<()> {
         if self.closed {
-            return Err(Error::InvalidState("the environment is closed".into()));
+            return Err(Error::Closed);
         }
         if self.fork_generation != fork_generation() {
             return Err(Error::InvalidState(
@@ -115,6 +133,30 @@ impl AtariVectorEnv {
     /// returns the batch: all envs in sync mode, the first `batch_size` ready in async mode.
     pub fn reset(&mut self, env_ids: &[usize], seeds: &[Option<u32>]) -> Result<BatchResult> {
         self.check_usable()?;
+        let partial = self.check_reset(env_ids, seeds)?;
+        let num_envs = self.config.num_envs;
+        // Jobs still running (async mode, or an abandoned send) finish before envs are reset.
+        self.drain(true)?;
+        self.broken = None;
+        for (&env_id, &seed) in env_ids.iter().zip(seeds) {
+            self.lock_env(env_id)?.env.set_seed(seed);
+        }
+        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: true }))?;
+        self.has_reset = true;
+        if partial {
+            // Sync mode: envs left out report their current state alongside the reset ones.
+            // Not interruptible: an interrupted partial reset would leave fewer envs in flight than a batch.
+            let completed = self.collect(env_ids.len(), false)?;
+            let batch = self.fill_ordered(&completed)?;
+            self.last_env_ids = Some((0..num_envs).collect());
+            Ok(batch)
+        } else {
+            self.recv_batch()
+        }
+    }
+
+    /// The checks of `reset`'s arguments; returns whether the reset is partial.
+    fn check_reset(&self, env_ids: &[usize], seeds: &[Option<u32>]) -> Result<bool> {
         let num_envs = self.config.num_envs;
         if env_ids.len() != seeds.len() {
             return Err(Error::InvalidArgument(format!(
@@ -122,6 +164,9 @@ impl AtariVectorEnv {
                 env_ids.len(),
                 seeds.len()
             )));
+        }
+        if let Some(bad) = seeds.iter().flatten().find(|&&seed| i32::try_from(seed).is_err()) {
+            return Err(Error::InvalidArgument(format!("seeds must be in [0, 2**31), got {bad}")));
         }
         let mut is_reset = vec![false; num_envs];
         for &env_id in env_ids {
@@ -133,42 +178,55 @@ impl AtariVectorEnv {
             }
         }
         let partial = env_ids.len() != num_envs;
-        if partial {
-            if !self.has_reset || self.broken.is_some() {
-                return Err(Error::InvalidState(format!(
-                    "the first reset() must reset every environment (got {} of {num_envs})",
-                    env_ids.len()
-                )));
-            }
-            if self.batch_size != num_envs {
-                return Err(Error::InvalidArgument(format!(
-                    "a partial reset (reset_mask) needs batch_size == num_envs, got batch_size={} and num_envs={num_envs}",
-                    self.batch_size
-                )));
-            }
+        // ale_py 0.12.1's rules and wording.
+        if partial && (!self.has_reset || self.broken.is_some()) {
+            return Err(Error::InvalidState(format!(
+                "the first reset() must reset every environment (got {} of {num_envs})",
+                env_ids.len()
+            )));
         }
-        // Jobs still running (async mode, or an abandoned send) finish before envs are reset.
-        self.drain();
-        self.broken = None;
-        for (&env_id, &seed) in env_ids.iter().zip(seeds) {
-            self.lock_env(env_id)?.env.set_seed(seed);
+        if partial && self.batch_size != num_envs {
+            return Err(Error::InvalidArgument(format!(
+                "Partial reset is not supported for async mode where batch_size < num_envs (got batch_size={}, \
+                 num_envs={num_envs})",
+                self.batch_size
+            )));
         }
-        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: true }))?;
-        self.has_reset = true;
-        if partial {
-            // Sync mode: envs left out report their current state alongside the reset ones.
-            let completed = self.collect(env_ids.len())?;
-            let batch = self.stage_ordered(&completed)?;
-            self.last_env_ids = Some((0..num_envs).collect());
-            Ok(batch)
-        } else {
-            self.recv_batch()
-        }
+        Ok(partial)
     }
 
     /// Queues one step for each env of the last batch: `action_indices[i]` (an index into
     /// [`action_set`](Self::action_set)) and `paddle_strengths[i]` go to the env in row `i` of that batch.
     pub fn send(&mut self, action_indices: &[i64], paddle_strengths: &[f32]) -> Result<()> {
+        self.check_steppable()?;
+        if self.interrupted_batch {
+            // The caller gave up waiting for it (Ctrl-C): it is received and dropped here.
+            self.recv_batch()?;
+        }
+        if self.last_env_ids.is_none() {
+            return Err(Error::AlreadyPending("send() called twice without recv(): call recv() first".into()));
+        }
+        self.check_actions(action_indices, paddle_strengths)?;
+        let env_ids = self.last_env_ids.take().unwrap_or_default();
+        // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
+        // long, and starting it first keeps the other threads from idling at the end of the batch.
+        let mut resets_first = Vec::with_capacity(env_ids.len());
+        let mut steps = Vec::with_capacity(env_ids.len());
+        for ((&env_id, &action), &strength) in env_ids.iter().zip(action_indices).zip(paddle_strengths) {
+            let mut slot = self.lock_env(env_id)?;
+            slot.env.set_action(action as usize, strength);
+            let resets = self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over();
+            if resets {
+                resets_first.push(env_id)
+            } else {
+                steps.push(env_id)
+            }
+        }
+        resets_first.extend(steps);
+        self.enqueue(resets_first.into_iter().map(|env_id| Job::Run { env_id, force_reset: false }))
+    }
+
+    fn check_steppable(&self) -> Result<()> {
         self.check_usable()?;
         if let Some(error) = &self.broken {
             return Err(Error::InvalidState(format!(
@@ -178,9 +236,11 @@ impl AtariVectorEnv {
         if !self.has_reset {
             return Err(Error::InvalidState("send() called before reset()".into()));
         }
-        if self.last_env_ids.is_none() {
-            return Err(Error::InvalidState("send() called twice without recv(): call recv() first".into()));
-        }
+        Ok(())
+    }
+
+    /// The one check of actions: one per env of the batch, indices into the action set, finite strengths.
+    fn check_actions(&self, action_indices: &[i64], paddle_strengths: &[f32]) -> Result<()> {
         if action_indices.len() != self.batch_size || paddle_strengths.len() != self.batch_size {
             return Err(Error::InvalidArgument(format!(
                 "expected {} actions (batch_size), got {}",
@@ -195,23 +255,7 @@ impl AtariVectorEnv {
         if let Some(bad) = paddle_strengths.iter().find(|s| !s.is_finite()) {
             return Err(Error::InvalidArgument(format!("paddle strengths must be finite, got {bad}")));
         }
-        let env_ids = self.last_env_ids.take().expect("checked above");
-        // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
-        // long, and starting it first keeps the other threads from idling at the end of the batch.
-        let mut resets_first = Vec::with_capacity(env_ids.len());
-        let mut steps = Vec::with_capacity(env_ids.len());
-        for ((&env_id, &action), &strength) in env_ids.iter().zip(action_indices).zip(paddle_strengths) {
-            let mut slot = self.lock_env(env_id)?;
-            slot.env.set_action(action as usize, strength)?;
-            let resets = self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over();
-            if resets {
-                resets_first.push(env_id)
-            } else {
-                steps.push(env_id)
-            }
-        }
-        resets_first.extend(steps);
-        self.enqueue(resets_first.into_iter().map(|env_id| Job::Run { env_id, force_reset: false }))
+        Ok(())
     }
 
     /// Waits for the next batch: all envs in env-id order in sync mode, otherwise the first
@@ -224,15 +268,17 @@ impl AtariVectorEnv {
             )));
         }
         if self.in_flight < self.batch_size {
-            return Err(Error::InvalidState(if self.has_reset {
-                "recv() called without a matching send(): call send(actions) first".into()
+            return Err(if self.has_reset {
+                Error::NoPendingCall("recv() called without a matching send(): call send(actions) first".into())
             } else {
-                "recv() called before reset()".into()
-            }));
+                Error::NoPendingCall("recv() called before reset()".into())
+            });
         }
         self.recv_batch()
     }
 
+    /// `send` then `recv`, as one call: interrupted while waiting, it leaves the batch for the next
+    /// `step`, `send` or `recv` to collect.
     pub fn step(&mut self, action_indices: &[i64], paddle_strengths: &[f32]) -> Result<BatchResult> {
         self.send(action_indices, paddle_strengths)?;
         self.recv()
@@ -249,97 +295,15 @@ impl AtariVectorEnv {
             self.workers.clear();
             return;
         }
-        // Jobs still in flight finish before the workers take their Stop.
-        self.drain();
+        // Jobs not started are dropped; running ones finish before the workers take their Stop.
+        self.in_flight -= self.queue.discard_queued_jobs();
+        let _ = self.drain(false);
         for _ in 0..self.workers.len() {
             let _ = self.queue.jobs.send(Job::Stop);
         }
         for worker in self.workers.drain(..) {
             let _ = worker.join();
         }
-    }
-
-    fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
-        self.envs[env_id]
-            .lock()
-            .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
-    }
-
-    fn enqueue(&mut self, jobs: impl Iterator<Item = Job>) -> Result<()> {
-        for job in jobs {
-            self.queue.jobs.send(job).map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
-            self.in_flight += 1;
-        }
-        Ok(())
-    }
-
-    /// Waits for every queued job and discards the results.
-    fn drain(&mut self) {
-        let _ = self.wait_for(self.in_flight, true);
-        self.in_flight = 0;
-    }
-
-    /// Waits for `count` completions; with `help`, runs queued jobs on this thread meanwhile.
-    fn wait_for(&self, count: usize, help: bool) -> Result<Vec<super::action_queue::Completion>> {
-        let (envs, mode) = (&self.envs, self.config.autoreset_mode);
-        self.queue.wait_for(count, help, |env_id, force_reset| run_job(envs, env_id, force_reset, mode))
-    }
-
-    /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
-    /// `count` are in, so no completion is left behind to confuse the next batch).
-    fn collect(&mut self, count: usize) -> Result<Vec<usize>> {
-        let mut env_ids = Vec::with_capacity(count);
-        let mut first_error = None;
-        // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
-        let completions = self.wait_for(count, self.batch_size == self.config.num_envs)?;
-        self.in_flight -= count;
-        for completion in completions {
-            if let Err(error) = completion.result {
-                first_error.get_or_insert(match error {
-                    Error::Ale(message) => Error::Ale(format!("env {}: {message}", completion.env_id)),
-                    other => other,
-                });
-            }
-            env_ids.push(completion.env_id);
-        }
-        if let Some(error) = first_error {
-            self.broken = Some(error.clone());
-            return Err(error);
-        }
-        Ok(env_ids)
-    }
-
-    fn recv_batch(&mut self) -> Result<BatchResult> {
-        let completed = self.collect(self.batch_size)?;
-        let batch = if self.batch_size == self.config.num_envs {
-            self.stage_ordered(&completed)?
-        } else {
-            let mut batch = BatchResult::new(self.batch_size, self.obs_size, self.same_step());
-            for (row, &env_id) in completed.iter().enumerate() {
-                batch.stage(row, env_id, &*self.lock_env(env_id)?, true);
-            }
-            batch
-        };
-        self.last_env_ids = Some(batch.env_ids.iter().map(|&id| id as usize).collect());
-        Ok(batch)
-    }
-
-    /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.
-    fn stage_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
-        let num_envs = self.config.num_envs;
-        let mut batch = BatchResult::new(num_envs, self.obs_size, self.same_step());
-        let mut just_ran = vec![false; num_envs];
-        for &env_id in ran {
-            just_ran[env_id] = true;
-        }
-        for (env_id, &ran) in just_ran.iter().enumerate() {
-            batch.stage(env_id, env_id, &*self.lock_env(env_id)?, ran);
-        }
-        Ok(batch)
-    }
-
-    fn same_step(&self) -> bool {
-        self.config.autoreset_mode == AutoresetMode::SameStep
     }
 }
 

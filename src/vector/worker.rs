@@ -25,40 +25,46 @@ impl EnvSlot {
 
     fn run(&mut self, force_reset: bool, mode: AutoresetMode) -> Result<()> {
         self.has_final_obs = false;
+        if force_reset {
+            self.env.reset()?;
+            self.output = self.env.output()?;
+            return Ok(());
+        }
         match mode {
             AutoresetMode::NextStep => {
-                if force_reset || self.env.is_episode_over() {
+                if self.env.is_episode_over() {
                     self.env.reset()?;
                 } else {
                     self.env.step()?;
                 }
                 self.output = self.env.output()?;
             }
-            AutoresetMode::SameStep => {
-                if force_reset {
-                    self.env.reset()?;
-                    self.output = self.env.output()?;
-                    return Ok(());
-                }
+            AutoresetMode::SameStep => self.step_and_reset_if_over()?,
+            // An ended episode stays ended until the caller resets it: same observation and flags, no reward.
+            AutoresetMode::Disabled if self.env.is_episode_over() => self.output.reward = 0,
+            AutoresetMode::Disabled => {
                 self.env.step()?;
-                let ended = self.env.output()?;
-                if self.env.is_episode_over() {
-                    self.env.write_obs(&mut self.final_obs);
-                    self.has_final_obs = true;
-                    self.env.reset()?;
-                    // The new episode's lives and frame counters, the ended episode's reward and flags.
-                    let started = self.env.output()?;
-                    self.output = StepOutput {
-                        reward: ended.reward,
-                        terminated: ended.terminated,
-                        truncated: ended.truncated,
-                        ..started
-                    };
-                } else {
-                    self.output = ended;
-                }
+                self.output = self.env.output()?;
             }
         }
+        Ok(())
+    }
+
+    /// Same-step mode: a step that ends the episode keeps its observation in `final_obs` and resets.
+    fn step_and_reset_if_over(&mut self) -> Result<()> {
+        self.env.step()?;
+        let ended = self.env.output()?;
+        if !self.env.is_episode_over() {
+            self.output = ended;
+            return Ok(());
+        }
+        self.env.write_obs(&mut self.final_obs);
+        self.has_final_obs = true;
+        self.env.reset()?;
+        // The new episode's lives and frame counters, the ended episode's reward and flags.
+        let started = self.env.output()?;
+        self.output =
+            StepOutput { reward: ended.reward, terminated: ended.terminated, truncated: ended.truncated, ..started };
         Ok(())
     }
 }

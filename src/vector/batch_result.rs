@@ -1,7 +1,10 @@
-//! The batch a `recv` returns: one row per env, filled from the envs' state after their jobs finish.
+//! The batch a `recv` returns: one row per env, filled by the caller from the envs' state after
+//! their jobs finish.
 //!
 //! Buffers are plain `Vec`s so the Python layer hands them to numpy without copying; the stacked
-//! observation is copied once, from the env's frame stack straight into its row here.
+//! observation is copied once, from the env's frame stack straight into its row here. (ALE's own
+//! vectorizer has its workers write into batch slots instead; without `unsafe` outside `ffi/`, that
+//! needs a buffer per row and a second copy to make the batch contiguous, so it would copy more.)
 use super::worker::EnvSlot;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +47,7 @@ impl BatchResult {
         self.terminations.iter().zip(&self.truncations).any(|(&t, &u)| t || u)
     }
 
-    pub(crate) fn stage(&mut self, row: usize, env_id: usize, slot: &EnvSlot, include_final: bool) {
+    pub(crate) fn fill_row(&mut self, row: usize, env_id: usize, slot: &EnvSlot, include_final: bool) {
         let size = slot.env.stacked_obs_size();
         slot.env.write_obs(&mut self.obs[row * size..(row + 1) * size]);
         let out = &slot.output;

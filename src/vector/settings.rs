@@ -1,0 +1,347 @@
+//! Every keyword of `AtariVectorEnv`, defined once: its name (ale_py 0.12.1's), aliases, range, doc,
+//! and the field of [`VectorConfig`] it sets. Defaults are those of `VectorConfig::new` and
+//! `AtariConfig::default()`. [`VectorConfig::validate`] checks every field against this table; the
+//! Python layer parses keywords with it and publishes it (`torchwm._core.ATARI_SETTINGS`).
+use super::config::{AutoresetMode, VectorConfig};
+use crate::atari::{AtariConfig, ObsFormat};
+use crate::error::{Error, Result};
+
+/// A keyword's value, as a caller passes it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SettingValue {
+    Int(i64),
+    Bool(bool),
+    Float(f64),
+    Mode(AutoresetMode),
+}
+
+/// What a keyword accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// An integer in `[min, max]`.
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Bool,
+    /// A number in `[min, max]` (NaN never is).
+    Float {
+        min: f64,
+        max: f64,
+    },
+    AutoresetMode,
+}
+
+pub struct Setting {
+    pub name: &'static str,
+    /// Other spellings accepted for it (the ALE vector guide's).
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    pub doc: &'static str,
+    pub get: fn(&VectorConfig) -> SettingValue,
+    /// Stores a value that [`Setting::check`] accepted.
+    pub set: fn(&mut VectorConfig, SettingValue),
+}
+
+/// ALE stores these in a C `int`.
+const INT_MAX: i64 = i32::MAX as i64;
+
+impl Setting {
+    /// Whether `value` is of this keyword's kind and in its range; the error names the keyword.
+    pub fn check(&self, value: &SettingValue) -> Result<()> {
+        let ok = match (self.kind, value) {
+            (Kind::Int { min, max }, SettingValue::Int(v)) => (min..=max).contains(v),
+            (Kind::Float { min, max }, SettingValue::Float(v)) => (min..=max).contains(v),
+            (Kind::Bool, SettingValue::Bool(_)) | (Kind::AutoresetMode, SettingValue::Mode(_)) => true,
+            _ => false,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(self.rejects(&format!("{value}")))
+        }
+    }
+
+    /// The error for a value this keyword does not accept (shown as `shown`).
+    pub fn rejects(&self, shown: &str) -> Error {
+        Error::InvalidArgument(format!("{} must be {}, got {shown}", self.name, self.kind))
+    }
+
+    /// The value a `VectorConfig::new` with default settings has.
+    pub fn default_value(&self) -> SettingValue {
+        (self.get)(&VectorConfig::new("", 1, AtariConfig::default()))
+    }
+
+    /// Checks `value` and stores it in `config`.
+    pub fn apply(&self, config: &mut VectorConfig, value: SettingValue) -> Result<()> {
+        self.check(&value)?;
+        (self.set)(config, value);
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Int { min, max } => write!(f, "an integer in [{min}, {max}]"),
+            Kind::Bool => write!(f, "a bool"),
+            Kind::Float { min, max } => write!(f, "a number in [{min}, {max}]"),
+            Kind::AutoresetMode => write!(f, "one of AutoresetMode.{{NEXT_STEP, SAME_STEP, DISABLED}}"),
+        }
+    }
+}
+
+impl std::fmt::Display for SettingValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingValue::Int(v) => write!(f, "{v}"),
+            SettingValue::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
+            SettingValue::Float(v) => write!(f, "{v}"),
+            SettingValue::Mode(mode) => write!(f, "{}", mode.name()),
+        }
+    }
+}
+
+// Setters run after `check`, so each value is of the keyword's kind and within its range (which
+// fits the field's type); the fallbacks below are never taken.
+fn int(value: SettingValue) -> i64 {
+    debug_assert!(matches!(value, SettingValue::Int(_)), "{value:?}");
+    if let SettingValue::Int(v) = value {
+        v
+    } else {
+        0
+    }
+}
+fn uint<T: TryFrom<i64> + Default>(value: SettingValue) -> T {
+    T::try_from(int(value)).unwrap_or_default()
+}
+fn boolean(value: SettingValue) -> bool {
+    debug_assert!(matches!(value, SettingValue::Bool(_)), "{value:?}");
+    matches!(value, SettingValue::Bool(true))
+}
+fn float(value: SettingValue) -> f64 {
+    debug_assert!(matches!(value, SettingValue::Float(_)), "{value:?}");
+    if let SettingValue::Float(v) = value {
+        v
+    } else {
+        0.0
+    }
+}
+fn count(value: usize) -> SettingValue {
+    SettingValue::Int(i64::try_from(value).unwrap_or(i64::MAX))
+}
+
+const fn ints(min: i64, max: i64) -> Kind {
+    Kind::Int { min, max }
+}
+
+/// The keywords, in ale_py's order (`num_envs` first: it is also the second positional argument).
+pub static SETTINGS: &[Setting] = &[
+    Setting {
+        name: "num_envs",
+        aliases: &[],
+        kind: ints(1, INT_MAX),
+        doc: "Number of environments.",
+        get: |c| count(c.num_envs),
+        set: |c, v| c.num_envs = uint(v),
+    },
+    Setting {
+        name: "batch_size",
+        aliases: &[],
+        kind: ints(0, INT_MAX),
+        doc: "Envs per batch returned by recv(); 0 means num_envs (synchronous).",
+        get: |c| count(c.batch_size),
+        set: |c, v| c.batch_size = uint(v),
+    },
+    Setting {
+        name: "num_threads",
+        aliases: &[],
+        kind: ints(0, INT_MAX),
+        doc: "Worker threads; 0 picks from the batch size and the available cores.",
+        get: |c| count(c.num_threads),
+        set: |c, v| c.num_threads = uint(v),
+    },
+    Setting {
+        name: "thread_affinity_offset",
+        aliases: &[],
+        kind: ints(-1, INT_MAX),
+        doc: "Pin worker i to core (offset + i) % cores; -1 leaves scheduling to the OS.",
+        get: |c| c.thread_affinity_offset.map_or(SettingValue::Int(-1), count),
+        set: |c, v| c.thread_affinity_offset = usize::try_from(int(v)).ok(),
+    },
+    Setting {
+        name: "max_num_frames_per_episode",
+        aliases: &["max_episode_steps"],
+        kind: ints(1, INT_MAX),
+        doc: "Emulator frames per episode before truncation.",
+        get: |c| SettingValue::Int(c.env.max_episode_frames.into()),
+        set: |c, v| c.env.max_episode_frames = uint(v),
+    },
+    Setting {
+        name: "repeat_action_probability",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        doc: "Sticky actions: probability that the emulator repeats the previous action.",
+        get: |c| SettingValue::Float(c.env.repeat_action_probability.into()),
+        set: |c, v| c.env.repeat_action_probability = float(v) as f32,
+    },
+    Setting {
+        name: "full_action_space",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Use all 18 actions instead of the game's minimal set.",
+        get: |c| SettingValue::Bool(c.env.full_action_space),
+        set: |c, v| c.env.full_action_space = boolean(v),
+    },
+    Setting {
+        name: "continuous",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Continuous actions (radius, theta, fire), mapped onto the full action set.",
+        get: |c| SettingValue::Bool(c.continuous),
+        set: |c, v| c.continuous = boolean(v),
+    },
+    Setting {
+        name: "continuous_action_threshold",
+        aliases: &[],
+        kind: Kind::Float { min: f64::NEG_INFINITY, max: f64::INFINITY },
+        doc: "Threshold of the continuous action mapping.",
+        get: |c| SettingValue::Float(c.continuous_action_threshold.into()),
+        set: |c, v| c.continuous_action_threshold = float(v) as f32,
+    },
+    Setting {
+        name: "autoreset_mode",
+        aliases: &[],
+        kind: Kind::AutoresetMode,
+        doc: "gymnasium's AutoresetMode (or its value): NEXT_STEP, SAME_STEP or DISABLED.",
+        get: |c| SettingValue::Mode(c.autoreset_mode),
+        set: |c, v| {
+            if let SettingValue::Mode(mode) = v {
+                c.autoreset_mode = mode;
+            }
+        },
+    },
+    Setting {
+        name: "img_height",
+        aliases: &[],
+        kind: ints(1, 4096),
+        doc: "Observation height in pixels.",
+        get: |c| count(c.env.img_height),
+        set: |c, v| c.env.img_height = uint(v),
+    },
+    Setting {
+        name: "img_width",
+        aliases: &[],
+        kind: ints(1, 4096),
+        doc: "Observation width in pixels.",
+        get: |c| count(c.env.img_width),
+        set: |c, v| c.env.img_width = uint(v),
+    },
+    Setting {
+        name: "grayscale",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Grayscale observations (else RGB, with a trailing axis of 3).",
+        get: |c| SettingValue::Bool(c.env.obs_format == ObsFormat::Grayscale),
+        set: |c, v| c.env.obs_format = if boolean(v) { ObsFormat::Grayscale } else { ObsFormat::Rgb },
+    },
+    Setting {
+        name: "stack_num",
+        aliases: &[],
+        kind: ints(1, INT_MAX),
+        doc: "Frames stacked per observation.",
+        get: |c| count(c.env.stack_num),
+        set: |c, v| c.env.stack_num = uint(v),
+    },
+    Setting {
+        name: "frameskip",
+        aliases: &["frame_skip"],
+        kind: ints(1, INT_MAX),
+        doc: "Emulator frames per step (the action repeats); at most max_num_frames_per_episode.",
+        get: |c| SettingValue::Int(c.env.frame_skip.into()),
+        set: |c, v| c.env.frame_skip = uint(v),
+    },
+    Setting {
+        name: "maxpool",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Max-pool the last two frames of a step.",
+        get: |c| SettingValue::Bool(c.env.maxpool),
+        set: |c, v| c.env.maxpool = boolean(v),
+    },
+    Setting {
+        name: "noop_max",
+        aliases: &[],
+        kind: ints(0, INT_MAX),
+        doc: "Resets take a random number of no-op frames below it; at most max_num_frames_per_episode.",
+        get: |c| SettingValue::Int(c.env.noop_max.into()),
+        set: |c, v| c.env.noop_max = uint(v),
+    },
+    Setting {
+        name: "episodic_life",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "End the episode when a life is lost.",
+        get: |c| SettingValue::Bool(c.env.episodic_life),
+        set: |c, v| c.env.episodic_life = boolean(v),
+    },
+    Setting {
+        name: "life_loss_info",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Report a lost life as a termination (without ending the episode).",
+        get: |c| SettingValue::Bool(c.env.life_loss_info),
+        set: |c, v| c.env.life_loss_info = boolean(v),
+    },
+    Setting {
+        name: "reward_clipping",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Clip rewards to [-1, 1].",
+        get: |c| SettingValue::Bool(c.env.reward_clipping),
+        set: |c, v| c.env.reward_clipping = boolean(v),
+    },
+    Setting {
+        name: "use_fire_reset",
+        aliases: &["fire_reset"],
+        kind: Kind::Bool,
+        doc: "Press FIRE after a reset in games that have it.",
+        get: |c| SettingValue::Bool(c.env.use_fire_reset),
+        set: |c, v| c.env.use_fire_reset = boolean(v),
+    },
+];
+
+/// The setting spelled `name` (its name or an alias).
+pub fn find_setting(name: &str) -> Option<&'static Setting> {
+    SETTINGS.iter().find(|s| s.name == name || s.aliases.contains(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_names_unique() {
+        let config = VectorConfig::new("", 1, AtariConfig::default());
+        config.validate().unwrap();
+        let mut names: Vec<_> =
+            SETTINGS.iter().flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied())).collect();
+        let all = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all);
+    }
+
+    #[test]
+    fn every_setting_round_trips_through_its_setter() {
+        for setting in SETTINGS {
+            let mut config = VectorConfig::new("", 1, AtariConfig::default());
+            let value = setting.default_value();
+            setting.apply(&mut config, value).unwrap();
+            assert_eq!((setting.get)(&config), value, "{}", setting.name);
+        }
+        let frameskip = find_setting("frame_skip").unwrap();
+        assert!(frameskip.check(&SettingValue::Int(0)).is_err());
+        assert!(frameskip.check(&SettingValue::Bool(true)).is_err());
+    }
+}
