@@ -185,6 +185,13 @@ impl AtariVectorCore {
         PyTuple::new(py, [obs, rewards, terminations, truncations, info.into_any()])
     }
 
+    /// Every env's current screen -> uint8 array (num_envs, height, width, 3), RGB.
+    fn render<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = &self.inner;
+        let (frames, (height, width)) = without_gil(py, || inner.render_rgb())?;
+        Ok(PyArray1::from_vec(py, frames).reshape([self.inner.num_envs(), height, width, 3])?.into_any())
+    }
+
     /// Stops and joins the worker threads. Idempotent.
     fn close(&mut self, py: Python<'_>) {
         let inner = &mut self.inner;

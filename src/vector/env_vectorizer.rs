@@ -24,7 +24,7 @@ pub struct AtariVectorEnv {
     queue: ActionQueue,
     workers: Vec<JoinHandle<()>>,
     /// Jobs queued whose completion has not been received yet.
-    in_flight: usize,
+    pub(super) in_flight: usize,
     /// Env ids of the last batch returned, which the next `send` addresses; `None` until a reset
     /// and after a send.
     last_env_ids: Option<Vec<usize>>,
@@ -97,7 +97,7 @@ impl AtariVectorEnv {
         self.closed
     }
 
-    fn check_usable(&self) -> Result<()> {
+    pub(super) fn check_usable(&self) -> Result<()> {
         if self.closed {
             return Err(Error::InvalidState("the environment is closed".into()));
         }
@@ -259,7 +259,7 @@ impl AtariVectorEnv {
         }
     }
 
-    fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
+    pub(super) fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
         self.envs[env_id]
             .lock()
             .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))

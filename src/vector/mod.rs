@@ -6,6 +6,7 @@
 mod action_queue;
 mod config;
 mod env_vectorizer;
+mod render;
 mod result_staging;
 mod worker;
 

@@ -1,0 +1,21 @@
+//! What can go wrong while recording.
+use thiserror::Error;
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum RecordError {
+    /// A setting or a frame batch outside what the recorder accepts.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The output file could not be created or written.
+    #[error("cannot write {path}: {message}")]
+    Io { path: String, message: String },
+    /// The image crate could not encode a frame.
+    #[error("cannot encode {path}: {message}")]
+    Encode { path: String, message: String },
+    /// The recorder was already finished.
+    #[error("the recorder is closed")]
+    Closed,
+    /// The encoder thread panicked (a bug); the recording is incomplete.
+    #[error("the encoder thread failed: {0}")]
+    EncoderPanic(String),
+}
