@@ -13,6 +13,7 @@ from torchwm.atari import AtariVectorEnv, make_atari_vector_env
 from torchwm.envs import make_env
 from torchwm.vector import SubEnvError, TorchVectorizedEnv, WorkerCrashedError
 from torchwm.registration import register_atari_envs
+from torchwm.record import Recorder, record
 
 try:
     __version__ = _version("torchwm")
@@ -25,6 +26,7 @@ __all__ = [
     "AleError",
     "AtariVectorEnv",
     "EnvStateError",
+    "Recorder",
     "SubEnvError",
     "TorchVectorizedEnv",
     "TorchwmError",
@@ -33,4 +35,5 @@ __all__ = [
     "__version__",
     "make_atari_vector_env",
     "make_env",
+    "record",
 ]

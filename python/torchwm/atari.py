@@ -18,6 +18,7 @@ from gymnasium.vector.utils import batch_space
 
 from torchwm import _core
 from torchwm._rom import rom_path
+from torchwm.record import check_can_render, check_render_mode
 
 __all__ = ["AtariVectorEnv", "make_atari_vector_env"]
 
@@ -91,8 +92,10 @@ class AtariVectorEnv(VectorEnv):
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         num_threads: int = 0,
         thread_affinity_offset: int = -1,
+        render_mode: str | None = None,
     ) -> None:
         self._core: _core.AtariVectorCore | None = None
+        render_mode = check_render_mode(render_mode)
         path = rom_path(game)
         num_envs = _check_int("num_envs", num_envs, 1)
         if type(frameskip) is not int:
@@ -141,8 +144,8 @@ class AtariVectorEnv(VectorEnv):
         self.batch_size = self._core.batch_size
         self.num_threads = self._core.num_threads
         self.autoreset_mode = mode
-        self.metadata = {**VectorEnv.metadata, "autoreset_mode": mode}
-        self.render_mode = None
+        self.metadata = {**VectorEnv.metadata, "autoreset_mode": mode, "render_modes": ["rgb_array"]}
+        self.render_mode = render_mode
         self._action_set = np.asarray(self._core.action_set, dtype=np.int64)
         self._default_seed: int | None = None
 
@@ -226,6 +229,11 @@ class AtariVectorEnv(VectorEnv):
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the next batch: the first ``batch_size`` envs to finish (see ``info["env_id"]``)."""
         return self._live_core().recv()
+
+    def render(self) -> tuple[np.ndarray, ...]:
+        """Each env's current screen, RGB uint8 ``(210, 160, 3)``, in env order (needs ``render_mode="rgb_array"``)."""
+        check_can_render(self.render_mode)
+        return tuple(self._live_core().render())
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._core is not None:

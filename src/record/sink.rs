@@ -30,7 +30,8 @@ impl Sink {
                 let writer = FlushedFile { writer: BufWriter::new(file), flush_error: Arc::clone(&flush_error) };
                 let mut encoder = GifEncoder::new_with_speed(writer, GIF_SPEED);
                 encoder.set_repeat(Repeat::Infinite).map_err(|e| encode_error(path, e))?;
-                let delay = Delay::from_numer_denom_ms((1000.0 / fps).round() as u32, 1);
+                // GIF delays are whole hundredths of a second: round to the nearest one.
+                let delay = Delay::from_numer_denom_ms(((100.0 / fps).round() as u32).max(1) * 10, 1);
                 Ok(Self::Gif { encoder, delay, path: path.to_path_buf(), flush_error })
             }
             ImageFormat::PngStills => {
