@@ -7,12 +7,10 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
+import torchwm
 from ale_py.env import AtariEnv
 from PIL import Image
-
-import torchwm
-from torchwm import cli
-from torchwm import errors
+from torchwm import cli, errors
 from torchwm.errors import InvalidArgumentError
 
 
@@ -30,7 +28,10 @@ def tile(frames: np.ndarray, cols: int, padding: int) -> np.ndarray:
     """The grid the recorder draws at scale 1: frame i at row i // cols, column i % cols, black gaps."""
     count, height, width, _ = frames.shape
     rows = -(-count // cols)
-    grid = np.zeros((rows * height + (rows - 1) * padding, cols * width + (cols - 1) * padding, 3), np.uint8)
+    grid = np.zeros(
+        (rows * height + (rows - 1) * padding, cols * width + (cols - 1) * padding, 3),
+        np.uint8,
+    )
     for i, frame in enumerate(frames):
         y, x = i // cols * (height + padding), i % cols * (width + padding)
         grid[y : y + height, x : x + width] = frame
@@ -50,9 +51,22 @@ def gif_frames(path: Path) -> list[np.ndarray]:
 def test_render_equals_ale_py_render(game):
     """Same seeds, same actions: each env's render() is ale_py AtariEnv(render_mode="rgb_array").render()."""
     seeds = ale_py_seeds(3)
-    references = [AtariEnv(game=game, frameskip=4, repeat_action_probability=0.0, render_mode="rgb_array") for _ in seeds]
+    references = [
+        AtariEnv(
+            game=game,
+            frameskip=4,
+            repeat_action_probability=0.0,
+            render_mode="rgb_array",
+        )
+        for _ in seeds
+    ]
     env = torchwm.AtariVectorEnv(
-        game, len(seeds), noop_max=0, use_fire_reset=False, repeat_action_probability=0.0, render_mode="rgb_array"
+        game,
+        len(seeds),
+        noop_max=0,
+        use_fire_reset=False,
+        repeat_action_probability=0.0,
+        render_mode="rgb_array",
     )
     try:
         env.reset(seed=np.array([ale_seed(s) for s in seeds]))
@@ -64,10 +78,14 @@ def test_render_equals_ale_py_render(game):
             assert isinstance(frames, tuple) and len(frames) == len(seeds)
             for i, (frame, reference) in enumerate(zip(frames, references)):
                 assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
-                np.testing.assert_array_equal(frame, reference.render(), err_msg=f"env {i} at step {step}")
+                np.testing.assert_array_equal(
+                    frame, reference.render(), err_msg=f"env {i} at step {step}"
+                )
             actions = rng.integers(0, env.single_action_space.n, len(seeds))
             _, _, terminated, truncated, _ = env.step(actions)
-            ended = [reference.step(int(a))[2] for reference, a in zip(references, actions)]
+            ended = [
+                reference.step(int(a))[2] for reference, a in zip(references, actions)
+            ]
             # torchwm stops a step's frame loop at game over (as ale_py's vector env does), ale_py's AtariEnv
             # plays all frames: screens are compared until an episode ends.
             if np.any(terminated | truncated) or any(ended):
@@ -83,7 +101,9 @@ def test_render_mode_is_checked_like_ale_py():
         AtariEnv(game="pong", render_mode="video")
     with pytest.raises(InvalidArgumentError) as ours:
         torchwm.AtariVectorEnv("pong", 1, render_mode="video")
-    assert isinstance(ours.value, type(ale_py_error.value)) and isinstance(ours.value, ValueError)
+    assert isinstance(ours.value, type(ale_py_error.value)) and isinstance(
+        ours.value, ValueError
+    )
     assert "render_mode" in str(ours.value)
 
     reference = AtariEnv(game="pong")
@@ -131,11 +151,19 @@ def test_gif_frames_are_the_rendered_frames(tmp_path):
         summary = recorder.close()
     finally:
         env.close()
-    assert summary == {"path": str(path), "format": "gif", "images": 12, "width": 323, "height": 423}
+    assert summary == {
+        "path": str(path),
+        "format": "gif",
+        "images": 12,
+        "width": 323,
+        "height": 423,
+    }
     decoded = gif_frames(path)
     assert len(decoded) == 12
     for index, (frame, frames) in enumerate(zip(decoded, rendered)):
-        np.testing.assert_array_equal(frame, tile(frames, cols=2, padding=3), err_msg=f"GIF frame {index}")
+        np.testing.assert_array_equal(
+            frame, tile(frames, cols=2, padding=3), err_msg=f"GIF frame {index}"
+        )
 
 
 def test_png_stills_at_the_default_scale(tmp_path):
@@ -151,13 +179,22 @@ def test_png_stills_at_the_default_scale(tmp_path):
             expected.append(np.stack(env.render()))
     finally:
         env.close()
-    assert summary["images"] == 4 and (summary["height"], summary["width"]) == (426, 326)
+    assert summary["images"] == 4 and (summary["height"], summary["width"]) == (
+        426,
+        326,
+    )
     for index, frames in enumerate(expected):
-        still = np.asarray(Image.open(tmp_path / f"pong_{index:05d}.png").convert("RGB"))
+        still = np.asarray(
+            Image.open(tmp_path / f"pong_{index:05d}.png").convert("RGB")
+        )
         assert still.shape == (426, 326, 3)
         for i, frame in enumerate(frames):
             y, x = i // 4 * (105 + 2), i % 4 * (80 + 2)
-            np.testing.assert_array_equal(still[y : y + 105, x : x + 80], frame[1::2, 1::2], err_msg=f"still {index} env {i}")
+            np.testing.assert_array_equal(
+                still[y : y + 105, x : x + 80],
+                frame[1::2, 1::2],
+                err_msg=f"still {index} env {i}",
+            )
 
 
 def test_recorder_rejects_bad_input_and_stays_usable(tmp_path):
@@ -172,7 +209,11 @@ def test_recorder_rejects_bad_input_and_stays_usable(tmp_path):
         torchwm.Recorder(tmp_path / "out.gif", padding=-2).add_frames(frames)
     recorder = torchwm.Recorder(tmp_path / "out.gif", scale=1.0)
     recorder.add_frames(frames)
-    for bad in (np.zeros((3, 10, 8, 3), np.uint8), np.zeros((2, 10, 8, 3), np.float32), np.zeros((2, 10, 8), np.uint8)):
+    for bad in (
+        np.zeros((3, 10, 8, 3), np.uint8),
+        np.zeros((2, 10, 8, 3), np.float32),
+        np.zeros((2, 10, 8), np.uint8),
+    ):
         with pytest.raises(InvalidArgumentError):
             recorder.add_frames(bad)
     recorder.add_frames((frames[0] + 200, frames[1]))
@@ -191,7 +232,9 @@ def test_record_uses_the_policy_and_checks_its_env(tmp_path):
         return np.ones(2, dtype=np.int64)
 
     try:
-        summary = torchwm.record(env, tmp_path / "p.gif", steps=4, policy=policy, seed=0)
+        summary = torchwm.record(
+            env, tmp_path / "p.gif", steps=4, policy=policy, seed=0
+        )
     finally:
         env.close()
     assert seen == [(2, 4, 84, 84)] * 4 and summary["images"] == 5
@@ -207,7 +250,22 @@ def test_record_uses_the_policy_and_checks_its_env(tmp_path):
 
 def test_cli_records_a_gif(tmp_path, capsys):
     out = tmp_path / "cli.gif"
-    assert cli.main(["record", "--game", "pong", "--num-envs", "4", "--steps", "5", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "record",
+                "--game",
+                "pong",
+                "--num-envs",
+                "4",
+                "--steps",
+                "5",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     decoded = gif_frames(out)
     assert len(decoded) == 6 and decoded[0].shape == (210 * 2 + 2, 160 * 2 + 2, 3)
     assert "wrote 6 322x422 images" in capsys.readouterr().out
