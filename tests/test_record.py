@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import gymnasium
@@ -78,14 +79,10 @@ def test_render_equals_ale_py_render(game):
             assert isinstance(frames, tuple) and len(frames) == len(seeds)
             for i, (frame, reference) in enumerate(zip(frames, references)):
                 assert frame.shape == (210, 160, 3) and frame.dtype == np.uint8
-                np.testing.assert_array_equal(
-                    frame, reference.render(), err_msg=f"env {i} at step {step}"
-                )
+                np.testing.assert_array_equal(frame, reference.render(), err_msg=f"env {i} at step {step}")
             actions = rng.integers(0, env.single_action_space.n, len(seeds))
             _, _, terminated, truncated, _ = env.step(actions)
-            ended = [
-                reference.step(int(a))[2] for reference, a in zip(references, actions)
-            ]
+            ended = [reference.step(int(a))[2] for reference, a in zip(references, actions)]
             # torchwm stops a step's frame loop at game over (as ale_py's vector env does), ale_py's AtariEnv
             # plays all frames: screens are compared until an episode ends.
             if np.any(terminated | truncated) or any(ended):
@@ -101,9 +98,7 @@ def test_render_mode_is_checked_like_ale_py():
         AtariEnv(game="pong", render_mode="video")
     with pytest.raises(InvalidArgumentError) as ours:
         torchwm.AtariVectorEnv("pong", 1, render_mode="video")
-    assert isinstance(ours.value, type(ale_py_error.value)) and isinstance(
-        ours.value, ValueError
-    )
+    assert isinstance(ours.value, type(ale_py_error.value)) and isinstance(ours.value, ValueError)
     assert "render_mode" in str(ours.value)
 
     reference = AtariEnv(game="pong")
@@ -161,9 +156,7 @@ def test_gif_frames_are_the_rendered_frames(tmp_path):
     decoded = gif_frames(path)
     assert len(decoded) == 12
     for index, (frame, frames) in enumerate(zip(decoded, rendered)):
-        np.testing.assert_array_equal(
-            frame, tile(frames, cols=2, padding=3), err_msg=f"GIF frame {index}"
-        )
+        np.testing.assert_array_equal(frame, tile(frames, cols=2, padding=3), err_msg=f"GIF frame {index}")
 
 
 def test_png_stills_at_the_default_scale(tmp_path):
@@ -184,9 +177,7 @@ def test_png_stills_at_the_default_scale(tmp_path):
         326,
     )
     for index, frames in enumerate(expected):
-        still = np.asarray(
-            Image.open(tmp_path / f"pong_{index:05d}.png").convert("RGB")
-        )
+        still = np.asarray(Image.open(tmp_path / f"pong_{index:05d}.png").convert("RGB"))
         assert still.shape == (426, 326, 3)
         for i, frame in enumerate(frames):
             y, x = i // 4 * (105 + 2), i % 4 * (80 + 2)
@@ -232,9 +223,7 @@ def test_record_uses_the_policy_and_checks_its_env(tmp_path):
         return np.ones(2, dtype=np.int64)
 
     try:
-        summary = torchwm.record(
-            env, tmp_path / "p.gif", steps=4, policy=policy, seed=0
-        )
+        summary = torchwm.record(env, tmp_path / "p.gif", steps=4, policy=policy, seed=0)
     finally:
         env.close()
     assert seen == [(2, 4, 84, 84)] * 4 and summary["images"] == 5
@@ -269,3 +258,38 @@ def test_cli_records_a_gif(tmp_path, capsys):
     decoded = gif_frames(out)
     assert len(decoded) == 6 and decoded[0].shape == (210 * 2 + 2, 160 * 2 + 2, 3)
     assert "wrote 6 322x422 images" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_recorder_after_fork_fails_clearly_in_the_child(tmp_path):
+    frames = np.zeros((2, 10, 8, 3), np.uint8)
+    recorder = torchwm.Recorder(tmp_path / "parent.gif", scale=1.0)
+    recorder.add_frames(frames)
+    pid = os.fork()
+    if pid == 0:  # child: the encoder thread is the parent's; a new recorder works
+        code = 1
+        try:
+            try:
+                recorder.add_frames(frames)
+            except errors.EnvStateError as error:
+                if "fork" in str(error):
+                    with torchwm.Recorder(tmp_path / "child.gif", scale=1.0) as child:
+                        child.add_frames(frames)
+                    code = 0 if child.close()["images"] == 1 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    recorder.add_frames(frames)  # the parent's recorder is unaffected
+    assert recorder.close()["images"] == 2
+    assert len(gif_frames(tmp_path / "parent.gif")) == 2 and len(gif_frames(tmp_path / "child.gif")) == 1
+
+
+def test_gymnasium_make_vec_passes_render_mode():
+    env = gymnasium.make_vec("TorchWM/Pong-v5", num_envs=2, render_mode="rgb_array")
+    try:
+        env.reset(seed=0)
+        assert env.render_mode == "rgb_array"
+        assert [frame.shape for frame in env.render()] == [(210, 160, 3)] * 2
+    finally:
+        env.close()

@@ -63,12 +63,7 @@ class Recorder:
         fps: float = 15.0,
     ) -> None:
         self.path = Path(path)
-        self._options: dict[str, Any] = {
-            "cols": cols,
-            "scale": scale,
-            "padding": padding,
-            "fps": fps,
-        }
+        self._options: dict[str, Any] = {"cols": cols, "scale": scale, "padding": padding, "fps": fps}
         self._core: _core.GridRecorder | None = None
         self._summary: dict[str, Any] | None = None
 
@@ -79,9 +74,7 @@ class Recorder:
         batch = _as_frame_batch(frames)
         if self._core is None:
             count, height, width, _ = batch.shape
-            self._core = _core.GridRecorder(
-                str(self.path), count, height, width, **self._options
-            )
+            self._core = _core.GridRecorder(str(self.path), count, height, width, **self._options)
         self._core.push(batch)
 
     def capture(self, envs: Any) -> None:
@@ -92,13 +85,7 @@ class Recorder:
         """Writes what is queued and closes the output -> ``{"path", "format", "images", "width", "height"}``."""
         if self._summary is None:
             if self._core is None:
-                self._summary = {
-                    "path": str(self.path),
-                    "format": None,
-                    "images": 0,
-                    "width": 0,
-                    "height": 0,
-                }
+                self._summary = {"path": str(self.path), "format": None, "images": 0, "width": 0, "height": 0}
             else:
                 summary = self._core.close()
                 self._summary = {**summary, "path": str(summary["path"])}
@@ -117,21 +104,10 @@ def _as_frame_batch(frames: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
             "no frames: the environment rendered nothing (create it with render_mode='rgb_array')"
         )
     try:
-        batch = (
-            frames
-            if isinstance(frames, np.ndarray)
-            else np.stack([np.asarray(f) for f in frames])
-        )
+        batch = frames if isinstance(frames, np.ndarray) else np.stack([np.asarray(f) for f in frames])
     except ValueError as error:
-        raise InvalidArgumentError(
-            f"frames must all have the same shape (height, width, 3): {error}"
-        ) from None
-    if (
-        batch.dtype != np.uint8
-        or batch.ndim != 4
-        or batch.shape[-1] != 3
-        or 0 in batch.shape
-    ):
+        raise InvalidArgumentError(f"frames must all have the same shape (height, width, 3): {error}") from None
+    if batch.dtype != np.uint8 or batch.ndim != 4 or batch.shape[-1] != 3 or 0 in batch.shape:
         raise InvalidArgumentError(
             f"frames must be uint8 RGB images (n, height, width, 3), got shape {batch.shape} dtype {batch.dtype}"
         )
@@ -171,9 +147,7 @@ def record(
     ):
         recorder.capture(envs)
         for _ in range(int(steps)):
-            actions = (
-                envs.action_space.sample() if policy is None else policy(observations)
-            )
+            actions = envs.action_space.sample() if policy is None else policy(observations)
             observations, *_ = envs.step(actions)
             recorder.capture(envs)
             bar.update(1)
@@ -187,42 +161,30 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="record many Atari envs playing (random actions) as a GIF or PNG grid",
         description=__doc__,
     )
-    parser.add_argument(
-        "--game", default="pong", help="ROM id, e.g. pong, breakout (default: pong)"
-    )
+    parser.add_argument("--game", default="pong", help="ROM id, e.g. pong, breakout (default: pong)")
     parser.add_argument(
         "--num-envs",
         type=int,
         default=16,
         help="envs side by side in the grid (default: 16)",
     )
-    parser.add_argument(
-        "--steps", type=int, default=500, help="env steps to record (default: 500)"
-    )
-    parser.add_argument(
-        "--out", default=None, help="output .gif or .png (default: <game>.gif)"
-    )
+    parser.add_argument("--steps", type=int, default=500, help="env steps to record (default: 500)")
+    parser.add_argument("--out", default=None, help="output .gif or .png (default: <game>.gif)")
     parser.add_argument(
         "--seed",
         type=int,
         default=0,
         help="seed of the envs and the random actions (default: 0)",
     )
-    parser.add_argument(
-        "--frameskip", type=int, default=4, help="emulator frames per step (default: 4)"
-    )
-    parser.add_argument(
-        "--cols", type=int, default=None, help="grid columns (default: a square grid)"
-    )
+    parser.add_argument("--frameskip", type=int, default=4, help="emulator frames per step (default: 4)")
+    parser.add_argument("--cols", type=int, default=None, help="grid columns (default: a square grid)")
     parser.add_argument(
         "--scale",
         type=float,
         default=None,
         help="frame size factor (default: grid <= 480 px wide)",
     )
-    parser.add_argument(
-        "--fps", type=float, default=15.0, help="GIF frames per second (default: 15)"
-    )
+    parser.add_argument("--fps", type=float, default=15.0, help="GIF frames per second (default: 15)")
     parser.set_defaults(func=run)
     return parser
 
@@ -232,9 +194,7 @@ def run(args: argparse.Namespace) -> int:
     from torchwm.atari import AtariVectorEnv
 
     out = args.out or f"{args.game}.gif"
-    envs = AtariVectorEnv(
-        args.game, args.num_envs, frameskip=args.frameskip, render_mode="rgb_array"
-    )
+    envs = AtariVectorEnv(args.game, args.num_envs, frameskip=args.frameskip, render_mode="rgb_array")
     try:
         summary = record(
             envs,

@@ -20,7 +20,7 @@ impl From<RecordError> for PyErr {
         match error {
             RecordError::InvalidArgument(_) => InvalidArgumentError::new_err(message),
             RecordError::Io { .. } | RecordError::Encode { .. } => PyOSError::new_err(message),
-            RecordError::Closed => EnvStateError::new_err(message),
+            RecordError::Closed | RecordError::Forked => EnvStateError::new_err(message),
             RecordError::EncoderPanic(_) => WorkerError::new_err(message),
         }
     }

@@ -15,6 +15,9 @@ pub enum RecordError {
     /// The recorder was already finished.
     #[error("the recorder is closed")]
     Closed,
+    /// The recorder was created before `fork()`: its encoder thread does not exist in this process.
+    #[error("this recorder was created before fork(); its encoder thread does not exist in this process: create a new recorder in the child")]
+    Forked,
     /// The encoder thread panicked (a bug); the recording is incomplete.
     #[error("the encoder thread failed: {0}")]
     EncoderPanic(String),

@@ -9,6 +9,7 @@ use super::config::{ImageFormat, RecordConfig};
 use super::error::RecordError;
 use super::grid::Grid;
 use super::sink::Sink;
+use crate::ffi::fork_generation;
 
 /// Batches waiting for the encoder. When it falls this far behind, `push` waits for it, which bounds
 /// memory (16 Atari frames are 1.6 MB a batch).
@@ -34,6 +35,7 @@ pub struct Recorder {
     /// The encoder's failure, reported again by every later call.
     failure: Option<RecordError>,
     summary: Option<RecordSummary>,
+    fork_generation: u64,
 }
 
 impl Recorder {
@@ -59,6 +61,7 @@ impl Recorder {
             encoder: Some(encoder),
             failure: None,
             summary: None,
+            fork_generation: fork_generation(),
         })
     }
 
@@ -98,6 +101,7 @@ impl Recorder {
         if let Some(failure) = &self.failure {
             return Err(failure.clone());
         }
+        self.check_not_forked()?;
         self.batches = None;
         let joined = self.encoder.take().expect("running until finished").join();
         let result = match joined {
@@ -122,7 +126,16 @@ impl Recorder {
         self.encoder.is_none()
     }
 
+    /// After `fork()` the encoder thread is gone: waiting on it would hang.
+    fn check_not_forked(&self) -> Result<(), RecordError> {
+        if self.fork_generation != fork_generation() {
+            return Err(RecordError::Forked);
+        }
+        Ok(())
+    }
+
     fn check_open(&self) -> Result<(), RecordError> {
+        self.check_not_forked()?;
         match (&self.failure, self.is_finished()) {
             (Some(failure), _) => Err(failure.clone()),
             (None, true) => Err(RecordError::Closed),
@@ -133,7 +146,7 @@ impl Recorder {
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        if !self.is_finished() {
+        if !self.is_finished() && self.fork_generation == fork_generation() {
             let _ = self.finish();
         }
     }
