@@ -33,6 +33,9 @@ pub enum Error {
     /// A blocking wait was given up because the caller asked (Ctrl-C); the work in flight is kept.
     #[error("interrupted")]
     Interrupted,
+    /// A file could not be created, written or encoded (recordings).
+    #[error("{0}")]
+    Io(String),
     /// A worker thread panicked; the vector environment cannot be used any more.
     #[error("worker thread failed: {0}")]
     WorkerPanic(String),

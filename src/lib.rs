@@ -10,6 +10,7 @@ pub mod bench;
 pub mod error;
 mod ffi;
 pub mod preprocess;
+pub mod record;
 pub mod vector;
 
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.

@@ -29,6 +29,7 @@ from torchwm.errors import (
 )
 from torchwm.process import TorchVectorizedEnv
 from torchwm.registration import register_atari_envs
+from torchwm.record import Recorder, record
 
 try:
     __version__ = _version("torchwm")
@@ -54,6 +55,7 @@ __all__ = [
     "EnvStateError",
     "InvalidArgumentError",
     "NoAsyncCallError",
+    "Recorder",
     "SubEnvError",
     "TorchVectorizedEnv",
     "TorchwmError",
@@ -63,4 +65,5 @@ __all__ = [
     "__version__",
     "make_atari_vector_env",
     "make_env",
+    "record",
 ]

@@ -84,4 +84,26 @@ class AtariVectorCore:
     ) -> tuple[
         npt.NDArray[np.uint8], npt.NDArray[np.int32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]
     ]: ...
+    def render(self) -> npt.NDArray[np.uint8]: ...
     def close(self) -> None: ...
+
+@final
+class GridRecorder:
+    def __new__(
+        cls,
+        path: str | PathLike[str],
+        num_frames: int,
+        frame_height: int,
+        frame_width: int,
+        *,
+        cols: int | None = None,
+        scale: float | None = None,
+        padding: int = 2,
+        fps: float = 15.0,
+    ) -> GridRecorder: ...
+    def push(self, frames: npt.NDArray[np.uint8]) -> None: ...
+    def close(self) -> dict[str, Any]: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def image_size(self) -> tuple[int, int]: ...

@@ -20,6 +20,7 @@ from gymnasium.vector.utils import batch_space
 from torchwm import _core
 from torchwm._rom import rom_path
 from torchwm._vector_args import parse_reset_mask, parse_seeds, split_options
+from torchwm.record import check_can_render, check_render_mode
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
 
 if TYPE_CHECKING:
@@ -94,8 +95,9 @@ class AtariVectorEnv(VectorEnv):
     ``step``/``send`` (or ``recv``) collects it, so the env stays usable.
     """
 
-    def __init__(self, game: str, num_envs: int = 1, *, seed: Any = None, **settings: Unpack[AtariSettings]) -> None:
+    def __init__(self, game: str, num_envs: int = 1, *, seed: Any = None, render_mode: str | None = None, **settings: Unpack[AtariSettings]) -> None:
         self._core: _core.AtariVectorCore | None = None
+        render_mode = check_render_mode(render_mode)
         path = rom_path(game)
         self._core = _core.AtariVectorCore(str(path), num_envs, **settings)
         try:
@@ -112,8 +114,8 @@ class AtariVectorEnv(VectorEnv):
         self.continuous_action_threshold = float(checked["continuous_action_threshold"])
         self.grayscale = bool(checked["grayscale"])
         self.autoreset_mode = AutoresetMode(checked["autoreset_mode"])
-        self.metadata = {**VectorEnv.metadata, "autoreset_mode": self.autoreset_mode}
-        self.render_mode = None
+        self.metadata = {**VectorEnv.metadata, "autoreset_mode": self.autoreset_mode, "render_modes": ["rgb_array"]}
+        self.render_mode = render_mode
         self._action_set = np.asarray(self._core.action_set, dtype=np.int64)
         self._unit_strengths = np.ones(self.batch_size, dtype=np.float32)
         self._unit_strengths.flags.writeable = False
@@ -171,6 +173,11 @@ class AtariVectorEnv(VectorEnv):
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the next batch: the first ``batch_size`` envs to finish (see ``info["env_id"]``)."""
         return self._live_core().recv()
+
+    def render(self) -> tuple[np.ndarray, ...]:
+        """Each env's current screen, RGB uint8 ``(210, 160, 3)``, in env order (needs ``render_mode="rgb_array"``)."""
+        check_can_render(self.render_mode)
+        return tuple(self._live_core().render())
 
     def close_extras(self, **kwargs: Any) -> None:
         if self._core is not None:

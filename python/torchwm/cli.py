@@ -164,6 +164,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
     p.set_defaults(func=bench)
+
+    from torchwm.record import add_parser as add_record_parser
+
+    add_record_parser(sub)
     return parser
 
 

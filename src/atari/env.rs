@@ -201,6 +201,16 @@ impl AtariEnv {
         })
     }
 
+    /// `(height, width)` of the emulator screen that [`render_rgb_into`](Self::render_rgb_into) writes.
+    pub fn screen_dims(&self) -> Result<(usize, usize)> {
+        self.ale.screen_dims()
+    }
+
+    /// The current screen in full-resolution RGB, `height * width * 3` bytes (ale_py's `render()`).
+    pub fn render_rgb_into(&self, dst: &mut [u8]) -> Result<()> {
+        self.ale.screen_rgb_into(dst)
+    }
+
     /// Bytes of one stacked observation.
     pub fn stacked_obs_size(&self) -> usize {
         self.stack.stacked_size()

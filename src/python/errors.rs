@@ -1,9 +1,10 @@
 //! The one `Error -> PyErr` mapping, onto the classes of `torchwm.errors` (one exception tree for
 //! the Rust core and both vectorizers, defined in Python so that it pickles).
-use pyo3::exceptions::{PyFileNotFoundError, PyMemoryError};
+use pyo3::exceptions::{PyFileNotFoundError, PyMemoryError, PyOSError};
 use pyo3::prelude::*;
 
 use crate::error::Error;
+use crate::record::RecordError;
 
 pyo3::import_exception!(torchwm.errors, AleError);
 pyo3::import_exception!(torchwm.errors, AlreadyPendingCallError);
@@ -19,6 +20,7 @@ impl From<Error> for PyErr {
         match error {
             Error::InvalidArgument(_) | Error::UnsupportedRom(_) => InvalidArgumentError::new_err(message),
             Error::TooLarge(_) => PyMemoryError::new_err(message),
+            Error::Io(_) => PyOSError::new_err(message),
             Error::RomNotFound(_) => PyFileNotFoundError::new_err(message),
             Error::InvalidState(_) => EnvStateError::new_err(message),
             Error::Closed => ClosedEnvironmentError::new_err(message),
@@ -30,5 +32,11 @@ impl From<Error> for PyErr {
             Error::WorkerPanic(_) => WorkerError::new_err(message),
             Error::Ale(_) => AleError::new_err(message),
         }
+    }
+}
+
+impl From<RecordError> for PyErr {
+    fn from(error: RecordError) -> PyErr {
+        error.into_error().into()
     }
 }

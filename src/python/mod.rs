@@ -1,6 +1,7 @@
 //! pyo3 glue for `torchwm._core`: argument conversion and the GIL, no logic.
 mod ale;
 mod errors;
+mod record;
 mod settings;
 mod vector;
 
@@ -44,6 +45,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ale::AleState>()?;
     m.add_class::<vector::AtariVectorCore>()?;
     m.add("ATARI_SETTINGS", settings::settings_table(m.py())?)?;
+    m.add_class::<record::GridRecorder>()?;
     m.add_function(wrap_pyfunction!(ale::is_supported_rom, m)?)?;
     m.add_function(wrap_pyfunction!(ale::set_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(ale::emulator_frames_per_second, m)?)?;

@@ -221,6 +221,16 @@ impl AtariVectorCore {
         self.step_tuple(py, batch)
     }
 
+    /// Every env's current screen -> uint8 array (num_envs, height, width, 3), RGB.
+    fn render<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let guard = self.lock()?;
+        let inner = &*guard;
+        let num_envs = inner.num_envs();
+        let (frames, (height, width)) = enter_core(py, || inner.render_rgb())?;
+        drop(guard);
+        Ok(PyArray1::from_vec(py, frames).reshape([num_envs, height, width, 3])?.into_any())
+    }
+
     /// Stops and joins the worker threads; from any thread, ending a wait in another. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.closing.store(true, Ordering::SeqCst);

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::ffi::fork_generation;
 
 mod batches;
+mod render;
 
 pub struct AtariVectorEnv {
     config: VectorConfig,
