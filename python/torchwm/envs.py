@@ -28,7 +28,10 @@ class PixelObservation(gym.Wrapper):
         self.action_repeat = action_repeat
         original = env.observation_space
         self._state_is_image = (
-            isinstance(original, spaces.Box) and original.dtype == np.uint8 and len(original.shape) == 3 and original.shape[-1] == 3
+            isinstance(original, spaces.Box)
+            and original.dtype == np.uint8
+            and len(original.shape) == 3
+            and original.shape[-1] == 3
         )
         entries: dict[str, spaces.Space] = {"image": spaces.Box(0, 255, (3, height, width), np.uint8)}
         if not self._state_is_image:
