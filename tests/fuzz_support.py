@@ -32,7 +32,7 @@ CASE_TIMEOUT_S = float(os.environ.get("TORCHWM_FUZZ_TIMEOUT", "30"))
 EXAMPLES = int(os.environ.get("TORCHWM_FUZZ_EXAMPLES", "0")) or 12
 # The runner process may map at most this much: a huge size must be refused (or be a MemoryError),
 # never eat the machine.
-ADDRESS_SPACE_LIMIT = 12 * 2**30
+ADDRESS_SPACE_LIMIT = 4 * 2**30
 
 settings.register_profile(
     "ci",
@@ -180,8 +180,9 @@ def _as_seed_array(pair: tuple[list[int], Any]) -> np.ndarray:
         return np.array(values, dtype=object)
 
 
-def seed_is_valid(seed: Any, count: int) -> bool:
-    """The documented rule: seeds are integers in ``[0, 2**31)``; an int seeds env i with seed + i."""
+def seed_is_valid(seed: Any, count: int, limit: int | None = 2**31) -> bool:
+    """The documented rule: seeds are integers in ``[0, limit)``; an int seeds env i with seed + i."""
+    bound = float("inf") if limit is None else limit
 
     def is_int(value: Any) -> bool:
         return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
@@ -200,7 +201,7 @@ def seed_is_valid(seed: Any, count: int) -> bool:
             return False
     else:
         return False
-    return all(value is None or (is_int(value) and 0 <= int(value) < 2**31) for value in values)
+    return all(value is None or (is_int(value) and 0 <= int(value) < bound) for value in values)
 
 
 def options_value(num_envs: int) -> st.SearchStrategy[Any]:
@@ -320,7 +321,8 @@ class CaseRunner:
 
     def _start(self) -> None:
         self._conn, child = self._ctx.Pipe()
-        self._process = self._ctx.Process(target=_serve, args=(child,), daemon=True)
+        # Not daemonic: the cases start worker processes. It ends when this side's pipe closes.
+        self._process = self._ctx.Process(target=_serve, args=(child,), daemon=False)
         self._process.start()
         child.close()
 
@@ -354,3 +356,144 @@ class CaseRunner:
         self._process.join(5)
         self._conn.close()
         self._process = None
+
+
+# --- playing calls on an env and on its twin ---------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """One call of a case: how to make it on the env, how the twin repeats it, and how to judge it."""
+
+    label: str
+    run: Callable[[Any], Any]
+    mirror: Callable[[Any], Any] | None = None  # the twin's call, when timing-dependent arguments differ
+    allowed: tuple[type[BaseException], ...] = CLEAN
+    compare: bool = True  # the result must equal the twin's
+    invalid: str | None = None  # why the documented rules refuse the call (None: valid, or not decided)
+
+
+class TwinPlay:
+    """Plays a case's calls on an env and on a twin that receives only the calls the env accepted.
+
+    A rejected call must leave the env as it was, so the two keep giving the same results; at the end
+    both reset and step normally. Subclasses turn a case's operations into :class:`Call` objects.
+    """
+
+    wait_name = "recv"  # the call that collects a pending batch
+    async_names = ("send", "step_async")  # the calls that leave one pending
+
+    def __init__(self, env: Any, twin: Any, seed: int) -> None:
+        self.env, self.twin = env, twin
+        self.findings: list[str] = []
+        self.has_reset = self.seeded = self.closed = False
+        self.pending: bool | None = False  # None: unknown (a reset was accepted while a batch was pending)
+        self.rng = np.random.default_rng(seed)
+        self.seed = seed
+
+    def call_for(self, op: tuple[Any, ...]) -> Call:
+        raise NotImplementedError
+
+    def deterministic(self) -> bool:
+        """Whether equal calls give equal results (a seeded reset happened, no timing in the batches)."""
+        return self.seeded
+
+    def seeds_every_env(self, op: tuple[Any, ...]) -> bool:
+        mask = op[2].get("reset_mask") if isinstance(op[2], dict) else None
+        return op[1] is not None and (mask is None or bool(np.all(mask)))
+
+    def play(self, ops: list[tuple[Any, ...]]) -> None:
+        for op in ops:
+            call = self.call_for(op)
+            outcome = attempt(call.label, lambda call=call: call.run(self.env))
+            check_clean(outcome, self.findings, call.allowed)
+            if self.closed:
+                if outcome.ok and op[0] != "close":
+                    self.findings.append(f"{call.label} after close() -> accepted")
+                continue
+            if not outcome.ok:
+                continue
+            if call.invalid is not None:
+                self.findings.append(f"{call.label} -> accepted {call.invalid}")
+            self._mirror(op, call, outcome)
+
+    def _mirror(self, op: tuple[Any, ...], call: Call, outcome: Outcome) -> None:
+        mirror = call.mirror or call.run
+        twin = attempt(call.label, lambda: mirror(self.twin))
+        if twin.error is not None:
+            self.findings.append(f"{call.label} -> accepted, but the twin env raised {describe(twin.error)}")
+        elif call.compare and self.deterministic() and not same_results(outcome.result, twin.result):
+            self.findings.append(
+                f"{call.label} -> results differ from the twin's: an earlier rejected call changed the env"
+            )
+        if op[0] == "reset":
+            self.has_reset = True
+            self.seeded = self.seeded or self.seeds_every_env(op)
+            self.pending = None if self.pending else False
+        elif op[0] == "close":
+            self.closed = True
+        elif op[0] in self.async_names:
+            self.pending = True
+        elif op[0] in ("step", self.wait_name):
+            self.pending = False
+
+    def final_check(self) -> None:
+        """After any sequence: a pending batch can be collected, and the env resets and steps as its twin."""
+        if self.closed:
+            outcome = attempt("step() after close()", lambda: self.env.step(self.env.action_space.sample()))
+            if outcome.ok:
+                self.findings.append("step() after close() -> accepted")
+            check_clean(outcome, self.findings)
+            return
+        if self.pending is not False:
+            pending = attempt(f"{self.wait_name}() at the end", getattr(self.env, self.wait_name))
+            check_clean(pending, self.findings)
+            if self.pending and not pending.ok:
+                self.findings.append(f"{self.wait_name}() at the end -> the pending call was lost")
+            if pending.ok != attempt("twin", getattr(self.twin, self.wait_name)).ok:
+                self.findings.append(f"{self.wait_name}() at the end: the env and its twin disagree")
+        self.seeded = True
+        mine, twins = (self._reset_and_step(env) for env in (self.env, self.twin))
+        for ours, theirs in zip(mine, twins):
+            if ours.error is not None:
+                self.findings.append(f"env unusable after the calls above: {ours.call} -> {describe(ours.error)}")
+                return
+            if self.deterministic() and theirs.ok and not same_results(ours.result, theirs.result):
+                self.findings.append(f"{ours.call} -> differs from the twin's after the calls above")
+                return
+            if not self.env.observation_space.contains(ours.result[0]):
+                self.findings.append(f"{ours.call} -> observation outside observation_space")
+
+    def _reset_and_step(self, env: Any) -> list[Outcome]:
+        rng = np.random.default_rng(self.seed)
+        outcomes = [attempt("reset(seed=7) at the end", lambda: env.reset(seed=7))]
+        for _ in range(3):
+            env.action_space.seed(int(rng.integers(2**31)))
+            actions = env.action_space.sample()
+            outcomes.append(attempt(f"step({actions!r}) at the end", lambda a=actions: env.step(a)))
+        return outcomes
+
+
+def actions_validity(space: gym.Space, actions: Any) -> bool | None:
+    """Whether ``actions`` are a valid batch for the batched ``space``: True, False, or None where
+    users' habits and gymnasium's ``contains`` disagree (bools, integral floats for a discrete space,
+    float64 for a float32 Box): those are not judged."""
+    try:
+        array = np.asarray(actions)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    if array.shape != space.shape or array.dtype.kind not in "biuf":
+        return False
+    if isinstance(space, gym.spaces.MultiDiscrete):
+        if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+            return False
+        if not (np.all(array >= space.start) and np.all(array <= space.start + space.nvec - 1)):
+            return False
+        return True if array.dtype.kind in "iu" else None
+    if isinstance(space, gym.spaces.Box):
+        if array.dtype.kind == "b":
+            return None
+        if not np.all(np.isfinite(array)):
+            return False
+        return bool(np.all(array >= space.low) and np.all(array <= space.high))
+    return None

@@ -9,8 +9,8 @@ the end. ``TORCHWM_FUZZ_EXAMPLES=N`` runs N cases per test instead of a handful.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,9 +25,11 @@ from fuzz_support import (
     CLEAN,
     TEST_TIMEOUT,
     ActionSpec,
+    Call,
     CaseRunner,
-    Outcome,
+    TwinPlay,
     action_spec,
+    actions_validity,
     attempt,
     bool_setting,
     check_clean,
@@ -39,7 +41,6 @@ from fuzz_support import (
     odd_value,
     options_are_valid,
     options_value,
-    same_results,
     seed_is_valid,
     seed_value,
 )
@@ -134,127 +135,48 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-@dataclass
-class _Play:
-    """The state of one case: the env, its twin, and what the calls so far allow to compare."""
-
-    case: AtariCase
-    env: Any
-    twin: Any
-    findings: list[str] = field(default_factory=list)
-    has_reset: bool = False
-    seeded: bool = False
-    closed: bool = False
-    rng: np.random.Generator = field(default_factory=np.random.default_rng)
-
-    @property
-    def comparable(self) -> bool:
-        """Results must equal the twin's: seeded, and synchronous (async batches depend on timing)."""
+class AtariPlay(TwinPlay):
+    def deterministic(self) -> bool:
+        """Async batches (batch_size < num_envs) depend on timing; sync ones on the seeds only."""
         return self.seeded and self.env.batch_size == self.env.num_envs
 
+    def call_for(self, op: tuple[Any, ...]) -> Call:
+        name = op[0]
+        if name == "reset":
+            seed, options = op[1], op[2]
+            counts = _reset_counts(options, self.env.num_envs)
+            invalid = None
+            if not any(seed_is_valid(seed, count) for count in counts):
+                invalid = "an invalid seed"
+            elif not options_are_valid(options, self.env.num_envs):
+                invalid = "invalid options"
+            # ale_py refuses a first reset that does not reset every env with RuntimeError.
+            first_partial = not self.has_reset and isinstance(options, dict)
+            return Call(
+                f"reset(seed={seed!r}, options={options!r})",
+                lambda env: env.reset(seed=seed, options=options),
+                allowed=(*CLEAN, RuntimeError) if first_partial else CLEAN,
+                invalid=invalid,
+            )
+        if name in ("step", "send"):
+            spec: ActionSpec = op[1]
+            actions = make_actions(spec, self.env.action_space, self.rng)
+            valid = self.env.continuous or actions_validity(self.env.action_space, actions) is not False
+            return Call(
+                f"{name}({actions!r}) [{spec.kind}]",
+                lambda env: getattr(env, name)(actions),
+                compare=name == "step",
+                invalid=None if valid else f"actions outside action_space {self.env.action_space}",
+            )
+        return Call(f"{name}()", lambda env: getattr(env, name)(), compare=name == "recv")
 
-def _call(play: _Play, op: tuple[Any, ...]) -> tuple[str, Callable[[Any], Any], Any]:
-    """The call ``op`` describes: its label, the call on an env, and the actions it sends (or None)."""
-    name = op[0]
-    if name == "reset":
-        seed, options = op[1], op[2]
-        return f"reset(seed={seed!r}, options={options!r})", lambda env: env.reset(seed=seed, options=options), None
-    if name in ("step", "send"):
-        spec: ActionSpec = op[1]
-        actions = make_actions(spec, play.env.action_space, play.rng)
-        return f"{name}({actions!r}) [{spec.kind}]", lambda env: getattr(env, name)(actions), actions
-    return f"{name}()", lambda env: getattr(env, name)(), None
 
-
-def _reset_count(options: Any, num_envs: int) -> list[int]:
+def _reset_counts(options: Any, num_envs: int) -> list[int]:
+    """How many envs a reset resets (a seed array may name those, or every env)."""
     mask = options.get("reset_mask") if isinstance(options, dict) else None
     if isinstance(mask, np.ndarray) and mask.dtype == np.bool_ and mask.shape == (num_envs,):
         return [int(mask.sum()), num_envs]
     return [num_envs]
-
-
-def _accepted_invalid(play: _Play, op: tuple[Any, ...], label: str, actions: Any) -> None:
-    """A call that succeeded must have been valid by the documented rules."""
-    num_envs = play.env.num_envs
-    if op[0] == "reset":
-        seed, options = op[1], op[2]
-        if not any(seed_is_valid(seed, count) for count in _reset_count(options, num_envs)):
-            play.findings.append(f"{label} -> accepted an invalid seed")
-        if not options_are_valid(options, num_envs):
-            play.findings.append(f"{label} -> accepted invalid options")
-    elif op[0] in ("step", "send") and not play.env.continuous and not _contains(play.env.action_space, actions):
-        play.findings.append(f"{label} -> accepted actions outside action_space {play.env.action_space}")
-
-
-def _contains(space: Any, actions: Any) -> bool:
-    try:
-        return bool(space.contains(actions)) and np.asarray(actions).dtype.kind in "iu"
-    except Exception:
-        return False
-
-
-def _play_ops(play: _Play) -> None:
-    for op in play.case.ops:
-        label, call, actions = _call(play, op)
-        first_partial_reset = op[0] == "reset" and not play.has_reset and isinstance(op[2], dict)
-        outcome = attempt(label, lambda call=call: call(play.env))
-        # ale_py refuses a first reset that does not reset every env with RuntimeError.
-        check_clean(outcome, play.findings, (*CLEAN, RuntimeError) if first_partial_reset else CLEAN)
-        if play.closed:
-            if outcome.ok and op[0] != "close":
-                play.findings.append(f"{label} after close() -> accepted")
-            continue
-        if not outcome.ok:
-            continue
-        _accepted_invalid(play, op, label, actions)
-        _mirror(play, op, label, call, outcome)
-
-
-def _mirror(play: _Play, op: tuple[Any, ...], label: str, call: Callable[[Any], Any], outcome: Outcome) -> None:
-    """The twin makes the accepted call too; its result must match."""
-    twin = attempt(label, lambda: call(play.twin))
-    if twin.error is not None:
-        play.findings.append(f"{label} -> accepted, but the twin env raised {describe(twin.error)}")
-    elif play.comparable and op[0] not in ("send", "close") and not same_results(outcome.result, twin.result):
-        play.findings.append(f"{label} -> results differ from the twin's: a rejected call earlier changed the env")
-    if op[0] == "reset":
-        play.has_reset = True
-        mask = op[2].get("reset_mask") if isinstance(op[2], dict) else None
-        play.seeded = play.seeded or (op[1] is not None and (mask is None or bool(np.all(mask))))
-    elif op[0] == "close":
-        play.closed = True
-
-
-def _final_check(play: _Play) -> None:
-    """After any sequence: a pending batch can be received, and the env resets and steps as its twin."""
-    if play.closed:
-        outcome = attempt("step after close()", lambda: play.env.step(np.zeros(play.env.batch_size, dtype=np.int64)))
-        if outcome.ok:
-            play.findings.append("step() after close() -> accepted")
-        check_clean(outcome, play.findings)
-        return
-    pending = attempt("recv() at the end", play.env.recv)
-    check_clean(pending, play.findings)
-    if pending.ok != attempt("recv() at the end [twin]", play.twin.recv).ok:
-        play.findings.append("recv() at the end: the env and its twin disagree about a pending batch")
-    results = []
-    for env in (play.env, play.twin):
-        rng = np.random.default_rng(play.case.seed)
-        steps = [attempt("reset(seed=7) at the end", lambda env=env: env.reset(seed=7))]
-        for _ in range(3):
-            env.action_space.seed(int(rng.integers(2**31)))
-            actions = env.action_space.sample()
-            steps.append(attempt("step(valid actions) at the end", lambda env=env, a=actions: env.step(a)))
-        results.append(steps)
-    for mine, twins in zip(*results):
-        if not mine.ok:
-            play.findings.append(f"env unusable after the calls above: {mine.call} -> {describe(mine.error)}")
-            return
-        if play.env.batch_size == play.env.num_envs and twins.ok and not same_results(mine.result, twins.result):
-            play.findings.append(f"{mine.call} -> differs from the twin after the calls above")
-            return
-        if not play.env.observation_space.contains(mine.result[0]):
-            play.findings.append(f"{mine.call} -> observation outside observation_space")
 
 
 def run_atari_case(case: AtariCase) -> list[str]:
@@ -273,13 +195,14 @@ def run_atari_case(case: AtariCase) -> list[str]:
     if not twin.ok:
         built.result.close()
         return [*findings, f"{case.constructor()} -> accepted once, then {describe(twin.error)}"]
-    play = _Play(case, built.result, twin.result, findings, rng=np.random.default_rng(case.seed))
+    play = AtariPlay(built.result, twin.result, case.seed)
     try:
-        _play_ops(play)
-        _final_check(play)
+        play.play(case.ops)
+        play.final_check()
     finally:
         for env in (play.env, play.twin):
-            check_clean(attempt("close()", env.close), findings)
+            check_clean(attempt("close()", env.close), play.findings)
+    findings += play.findings
     leaked = torchwm_worker_threads()
     if leaked:
         findings.append(f"worker threads left running after close(): {leaked}")
