@@ -39,6 +39,9 @@ cargo test --release --quiet
 
 echo "== torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
+echo "== torchwm bench --soak smoke run"
+"$venv/bin/torchwm" bench --soak --soak-million-frames 0.05 --soak-cycles 5 --soak-process-cycles 3 \
+    --soak-process-steps 500 --out "$root/bench-results/ci"
 
 echo "== stubtest torchwm._core"
 "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub

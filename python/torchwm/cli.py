@@ -82,8 +82,50 @@ def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
     return True
 
 
+def soak(args: argparse.Namespace) -> int:
+    """Long run and create/close loops watching memory, threads, fds, processes, /dev/shm; JSON report."""
+    from torchwm.benchmarks.soak import leak_summary, run_soak
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    num_envs = args.num_envs[0] if len(args.num_envs) == 1 else 8
+    report = run_soak(
+        args.game,
+        num_envs,
+        args.soak_million_frames,
+        args.soak_cycles,
+        args.soak_process_cycles,
+        args.soak_process_steps,
+    )
+    frames = report["atari_frames"]
+    print(
+        f"AtariVectorEnv {args.game} x{num_envs}: {frames['million_frames']}M frames in {frames['seconds']} s, "
+        f"RSS {frames['rss_mib_start_end'][0]} -> {frames['rss_mib_start_end'][1]} MiB "
+        f"({frames['rss_growth_percent']:+.3f}%, slope {frames['rss_slope_mib_per_million_frames']:+.4f} MiB per M frames)"
+    )
+    process = report["process_steps"]
+    print(
+        f"TorchVectorizedEnv CartPole {process['num_workers']}x{process['envs_per_worker']}: "
+        f"{process['env_steps']:,} env steps, RSS {process['rss_growth_percent']:+.3f}%"
+    )
+    for line in leak_summary(report):
+        print(line)
+    json_path = out_dir / "soak.json"
+    json_path.write_text(json.dumps({"machine": _machine(), "soak": report}, indent=2))
+    print(f"results: {json_path}")
+    return 0
+
+
+def _machine() -> dict[str, Any]:
+    from torchwm.benchmarks.atari_bench import cpu_count
+
+    return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
+
+
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
+    if args.soak:
+        return soak(args)
     from tqdm import tqdm
 
     from torchwm.benchmarks import atari_bench
@@ -91,11 +133,7 @@ def bench(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
-        "machine": {
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-            "cores": atari_bench.cpu_count(),
-        },
+        "machine": _machine(),
         "settings": {
             "game": args.game,
             "seconds_per_point": args.seconds,
@@ -181,6 +219,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
+    p.add_argument(
+        "--soak",
+        action="store_true",
+        help="instead of throughput: a long run and create/close loops reporting RSS, threads, fds, processes,"
+        " /dev/shm (soak.json)",
+    )
+    p.add_argument("--soak-million-frames", type=float, default=10.0, help="--soak: emulator frames to run, millions")
+    p.add_argument("--soak-cycles", type=int, default=300, help="--soak: AtariVectorEnv create/close cycles")
+    p.add_argument("--soak-process-cycles", type=int, default=50, help="--soak: TorchVectorizedEnv create/close cycles")
+    p.add_argument("--soak-process-steps", type=int, default=50_000, help="--soak: TorchVectorizedEnv steps")
     p.set_defaults(func=bench)
     return parser
 
