@@ -190,9 +190,9 @@ def seed_is_valid(seed: Any, count: int, limit: int | None = 2**31) -> bool:
     if seed is None:
         return True
     if is_int(seed):
-        return int(seed) >= 0 and int(seed) + count <= 2**31
+        return int(seed) >= 0 and int(seed) + count <= bound
     if isinstance(seed, np.ndarray):
-        if seed.shape != (count,) or seed.dtype.kind not in "iu":
+        if seed.shape != (count,) or seed.dtype.kind not in "iuO":
             return False
         values = seed.tolist()
     elif isinstance(seed, (list, tuple)):

@@ -209,7 +209,7 @@ def run_process_case(case: ProcessCase) -> list[str]:
     built = attempt(case.constructor(), lambda: _make(case))
     check_clean(built, findings)
     seed = case.kwargs.get("seed")
-    if built.ok and not (seed is None or seed_is_valid(seed, 1, limit=None)):
+    if built.ok and not seed_is_valid(seed, built.result.num_envs, limit=None):
         findings.append(f"accepted seed={seed!r} ({type(seed).__name__})")
     if built.ok:
         twin = attempt(case.constructor() + " [twin]", lambda: _make(case))
