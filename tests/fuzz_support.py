@@ -47,6 +47,7 @@ settings.register_profile(
     "fuzz",
     max_examples=EXAMPLES,
     deadline=None,
+    database=None,  # nothing written into the checkout; print_blob gives the reproducer
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
