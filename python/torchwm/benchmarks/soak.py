@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -116,6 +117,7 @@ def atari_frames(game: str, num_envs: int, million_frames: float, samples: int =
         _random_steps(env, chunk, rng)
         frames_done += chunk * num_envs * FRAMESKIP
         curve.append((frames_done / 1e6, rss_mib()))
+        print(f"  {frames_done / 1e6:.2f}M frames, RSS {curve[-1][1]:.1f} MiB", file=sys.stderr, flush=True)
     elapsed = time.perf_counter() - start
     env.close()
     del env
