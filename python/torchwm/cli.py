@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--soak",
         action="store_true",
         help="instead of throughput: a long run and create/close loops reporting RSS, threads, fds, processes,"
-        " /dev/shm (soak.json)",
+        " /dev/shm (soak.json); --game, --out, and --num-envs when given one value (default 8)",
     )
     p.add_argument("--soak-million-frames", type=float, default=10.0, help="--soak: emulator frames to run, millions")
     p.add_argument("--soak-cycles", type=int, default=300, help="--soak: AtariVectorEnv create/close cycles")
