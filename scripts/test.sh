@@ -1,17 +1,34 @@
 #!/usr/bin/env bash
-# Installs torchwm with its test extras into a fresh virtualenv (building the Rust core and ALE from
-# source), then runs every check: cargo test, a smoke run of the bench command, the stub check, a
-# wheel built with `maturin build --release` installed into a second fresh virtualenv, and pytest.
+# Runs every check, the fast style gates first: rustfmt, ruff (lint + format), clippy; then installs
+# torchwm with its test extras into a fresh virtualenv (building the Rust core and ALE from source)
+# and runs mypy, cargo test, a smoke run of the bench command, the stub check, a wheel built with
+# `maturin build --release` installed into a second fresh virtualenv, and pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 venv="${TORCHWM_TEST_VENV:-$root/.venv-test}"
 wheel_venv="$root/.venv-wheel"
 
+echo "== cargo fmt --check"
+cargo fmt --check
+
 python3 -m venv --clear "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
+# ruff alone first (the version the test extra names), so style fails in seconds, not after the build.
+"$venv/bin/python" -m pip install --quiet "$(grep -o '"ruff[^"]*"' pyproject.toml | tr -d '"')"
+echo "== ruff check"
+"$venv/bin/ruff" check .
+echo "== ruff format --check"
+"$venv/bin/ruff" format --check .
+
+echo "== cargo clippy (all targets and features, warnings are errors)"
+PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
+
 echo "== pip install .[test] (builds the extension)"
 "$venv/bin/python" -m pip install --quiet ".[test]"
+
+echo "== mypy python/torchwm"
+"$venv/bin/python" -m mypy python/torchwm
 
 # The Rust tests and benches find ROMs here (no Python is linked into them).
 TORCHWM_ROM_DIR="$("$venv/bin/python" -c 'import ale_py.roms, pathlib; print(pathlib.Path(ale_py.roms.__file__).parent)')"
@@ -22,6 +39,9 @@ cargo test --release --quiet
 
 echo "== torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
+echo "== torchwm bench --soak smoke run"
+"$venv/bin/torchwm" bench --soak --soak-million-frames 0.05 --soak-cycles 5 --soak-process-cycles 3 \
+    --soak-process-steps 500 --out "$root/bench-results/ci"
 
 echo "== stubtest torchwm._core"
 "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
@@ -34,5 +54,7 @@ python3 -m venv --clear "$wheel_venv"
 "$wheel_venv/bin/python" -m pip install --quiet "$root"/dist/torchwm-*.whl
 (cd / && "$wheel_venv/bin/python" -c "import torchwm, numpy as np; e = torchwm.AtariVectorEnv('pong', 2); e.reset(seed=0); e.step(np.zeros(2, dtype=np.int64)); e.close(); print('wheel OK', torchwm.__version__)")
 
+# Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
+# tests collected") fails the run like any other failure.
 echo "== pytest"
 "$venv/bin/python" -m pytest -q

@@ -15,9 +15,12 @@ import numpy as np
 
 def rollout(args: argparse.Namespace) -> int:
     """Random actions in a torchwm AtariVectorEnv; prints steps/s and emulator frames/s."""
+    from gymnasium.spaces import Discrete
+
     from torchwm import AtariVectorEnv
 
     env = AtariVectorEnv(args.game, args.num_envs)
+    assert isinstance(env.single_action_space, Discrete)
     try:
         env.reset(seed=args.seed)
         rng = np.random.default_rng(args.seed)
@@ -26,7 +29,7 @@ def rollout(args: argparse.Namespace) -> int:
         returns: list[int] = []
         start = time.perf_counter()
         for _ in range(args.steps):
-            _, rewards, terms, truncs, _ = env.step(rng.integers(0, env.single_action_space.n, args.num_envs))
+            _, rewards, terms, truncs, _ = env.step(rng.integers(0, int(env.single_action_space.n), args.num_envs))
             score += rewards
             for i in np.flatnonzero(terms | truncs):
                 returns.append(int(score[i]))
@@ -63,7 +66,9 @@ def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     backends = sorted({r["backend"] for r in results if r["mode"] == "sync"})
     for backend in backends:
-        points = sorted((r["num_envs"], r["steps_per_s"]) for r in results if r["backend"] == backend and r["mode"] == "sync")
+        points = sorted(
+            (r["num_envs"], r["steps_per_s"]) for r in results if r["backend"] == backend and r["mode"] == "sync"
+        )
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=backend)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("num_envs")
@@ -77,16 +82,58 @@ def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
     return True
 
 
+def soak(args: argparse.Namespace) -> int:
+    """Long run and create/close loops watching memory, threads, fds, processes, /dev/shm; JSON report."""
+    from torchwm.benchmarks.soak import leak_summary, run_soak
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    num_envs = args.num_envs[0] if len(args.num_envs) == 1 else 8
+    report = run_soak(
+        args.game,
+        num_envs,
+        args.soak_million_frames,
+        args.soak_cycles,
+        args.soak_process_cycles,
+        args.soak_process_steps,
+    )
+    frames = report["atari_frames"]
+    print(
+        f"AtariVectorEnv {args.game} x{num_envs}: {frames['million_frames']}M frames in {frames['seconds']} s, "
+        f"RSS {frames['rss_mib_start_end'][0]} -> {frames['rss_mib_start_end'][1]} MiB "
+        f"({frames['rss_growth_percent']:+.3f}%, slope {frames['rss_slope_mib_per_million_frames']:+.4f} MiB per M frames)"
+    )
+    process = report["process_steps"]
+    print(
+        f"TorchVectorizedEnv CartPole {process['num_workers']}x{process['envs_per_worker']}: "
+        f"{process['env_steps']:,} env steps, RSS {process['rss_growth_percent']:+.3f}%"
+    )
+    for line in leak_summary(report):
+        print(line)
+    json_path = out_dir / "soak.json"
+    json_path.write_text(json.dumps({"machine": _machine(), "soak": report}, indent=2))
+    print(f"results: {json_path}")
+    return 0
+
+
+def _machine() -> dict[str, Any]:
+    from torchwm.benchmarks.atari_bench import cpu_count
+
+    return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
+
+
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
-    from tqdm import tqdm  # type: ignore[import-untyped]
+    if args.soak:
+        return soak(args)
+    from tqdm import tqdm
 
     from torchwm.benchmarks import atari_bench
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cores": atari_bench.cpu_count()},
+        "machine": _machine(),
         "settings": {
             "game": args.game,
             "seconds_per_point": args.seconds,
@@ -110,7 +157,9 @@ def bench(args: argparse.Namespace) -> int:
         rows = [r.to_dict() for r in results]
         summary = atari_bench.summarize(results, raw_fps)
         report["atari"] = {"results": rows, "summary": summary}
-        torchwm_rate = {r["num_envs"]: r["steps_per_s"] for r in rows if r["backend"] == "torchwm" and r["mode"] == "sync"}
+        torchwm_rate = {
+            r["num_envs"]: r["steps_per_s"] for r in rows if r["backend"] == "torchwm" and r["mode"] == "sync"
+        }
         for r in rows:
             base = torchwm_rate.get(r["num_envs"])
             r["torchwm_x"] = f"{base / r['steps_per_s']:.2f}" if base and r["mode"] == "sync" else ""
@@ -124,7 +173,9 @@ def bench(args: argparse.Namespace) -> int:
             print(f"raw single-thread {label}: {fps:,.0f} frames/s")
             for n, eff in summary["torchwm_frames_vs_cores_x_raw"][emulator].items():
                 print(f"  torchwm x{n}: emulator frames/s = {eff:.2f} x (cores x that)")
-        if _plot(report["atari"]["results"], out_dir / "atari_throughput.png", f"{args.game}: env steps/s (higher is better)"):
+        if _plot(
+            report["atari"]["results"], out_dir / "atari_throughput.png", f"{args.game}: env steps/s (higher is better)"
+        ):
             print(f"plot: {out_dir / 'atari_throughput.png'}")
     if args.suite in ("process", "all"):
         from torchwm.benchmarks.process_bench import run_process_benchmarks
@@ -158,11 +209,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
     p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
     p.add_argument(
-        "--process-rounds", type=int, default=5, help="process suite: interleaved rounds per case (split --seconds); the median is reported"
+        "--process-rounds",
+        type=int,
+        default=5,
+        help="process suite: interleaved rounds per case (split --seconds); the median is reported",
     )
-    p.add_argument("--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)")
+    p.add_argument(
+        "--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)"
+    )
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
+    p.add_argument(
+        "--soak",
+        action="store_true",
+        help="instead of throughput: a long run and create/close loops reporting RSS, threads, fds, processes,"
+        " /dev/shm (soak.json); --game, --out, and --num-envs when given one value (default 8)",
+    )
+    p.add_argument("--soak-million-frames", type=float, default=10.0, help="--soak: emulator frames to run, millions")
+    p.add_argument("--soak-cycles", type=int, default=300, help="--soak: AtariVectorEnv create/close cycles")
+    p.add_argument("--soak-process-cycles", type=int, default=50, help="--soak: TorchVectorizedEnv create/close cycles")
+    p.add_argument("--soak-process-steps", type=int, default=50_000, help="--soak: TorchVectorizedEnv steps")
     p.set_defaults(func=bench)
 
     from torchwm.record import add_parser as add_record_parser

@@ -9,6 +9,8 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from torchwm._rom import resolve_game
+
 BACKENDS = ("auto", "gym", "gymnasium", "atari", "ale")
 
 
@@ -28,7 +30,10 @@ class PixelObservation(gym.Wrapper):
         self.action_repeat = action_repeat
         original = env.observation_space
         self._state_is_image = (
-            isinstance(original, spaces.Box) and original.dtype == np.uint8 and len(original.shape) == 3 and original.shape[-1] == 3
+            isinstance(original, spaces.Box)
+            and original.dtype == np.uint8
+            and len(original.shape) == 3
+            and original.shape[-1] == 3
         )
         entries: dict[str, spaces.Space] = {"image": spaces.Box(0, 255, (3, height, width), np.uint8)}
         if not self._state_is_image:
@@ -81,21 +86,19 @@ def _resize_chw(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def _atari_id(env_id: str) -> str | None:
-    """``ALE/Pong-v5`` for ``"pong"``, ``"Pong"`` or ``"ALE/Pong-v5"``; None when no ROM matches."""
+    """``ALE/Pong-v5`` for ``"pong"``, ``"Pong"``, ``"ALE/Pong-v5"``...; None when no ROM matches."""
     import ale_py
 
     gym.register_envs(ale_py)
-    if env_id in gym.registry and gym.registry[env_id].entry_point == "ale_py.env:AtariEnv":
-        return env_id
-    from ale_py import roms
-
-    name = env_id.removeprefix("ALE/").split("-")[0]
-    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in name).lstrip("_")
-    for rom in (name, snake):
-        if rom in roms.get_all_rom_ids():
-            candidate = f"ALE/{rom.title().replace('_', '')}-v5"
-            if candidate in gym.registry:
-                return candidate
+    if env_id in gym.registry:  # a registered id is taken as it is ("Blackjack-v1" is not Atari's blackjack)
+        return env_id if gym.registry[env_id].entry_point == "ale_py.env:AtariEnv" else None
+    try:
+        rom_id = resolve_game(env_id)
+    except ValueError:
+        return None
+    for spec in gym.registry.values():
+        if spec.namespace == "ALE" and spec.version == 5 and spec.kwargs.get("game") == rom_id:
+            return spec.id
     return None
 
 
@@ -113,10 +116,8 @@ def make_env(
     _check_size(size)
     atari_id = _atari_id(env_id) if backend in ("auto", "atari", "ale") else None
     if backend in ("atari", "ale") and atari_id is None:
-        from ale_py import roms
-
-        close = difflib.get_close_matches(env_id.lower(), roms.get_all_rom_ids(), n=5)
-        raise ValueError(f"unknown Atari game {env_id!r}; close ROM ids: {', '.join(close) or 'none'}")
+        resolve_game(env_id)  # raises, naming the closest ROM ids
+        raise ValueError(f"{env_id!r} is not an Atari game (ale-py registers no ALE/...-v5 id for it)")
     resolved = atari_id or env_id
     if resolved not in gym.registry:
         close = difflib.get_close_matches(env_id, list(gym.registry), n=8, cutoff=0.5)

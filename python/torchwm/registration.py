@@ -17,7 +17,7 @@ def register_atari_envs() -> list[str]:
     """Registers a ``TorchWM/`` twin of every ``ALE/<Game>-v5`` id; returns the ids registered."""
     gymnasium.register_envs(ale_py)
     registered = []
-    for env_id, spec in list(gymnasium.registry.items()):
+    for spec in list(gymnasium.registry.values()):
         if spec.namespace != "ALE" or spec.version != 5:
             continue
         new_id = f"{NAMESPACE}/{spec.name}-v5"

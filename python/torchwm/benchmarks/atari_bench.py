@@ -49,7 +49,7 @@ def _ale_py(game: str, num_envs: int, **extra: Any) -> Any:
 
 
 def _envpool(game: str, num_envs: int, **extra: Any) -> Any:
-    import envpool  # type: ignore[import-not-found]
+    import envpool
 
     task = "".join(part.capitalize() for part in game.split("_")) + "-v5"
     return envpool.make_gymnasium(
@@ -237,7 +237,5 @@ def measure_all(
                 progress.update(2)
         for name, measure in emulators.items():
             raw_rates[name].append(measure(game))
-    results = [
-        sorted(runs, key=lambda r: r.steps_per_s)[len(runs) // 2] for runs in samples.values()
-    ]
+    results = [sorted(runs, key=lambda r: r.steps_per_s)[len(runs) // 2] for runs in samples.values()]
     return results, {name: float(np.median(rates)) for name, rates in raw_rates.items()}
