@@ -13,11 +13,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = ROOT / "docs" / "integrations_readme_section.md"
+README = ROOT / "README.md"
+
+
+def section() -> str:
+    """The README's "Use with SB3 / CleanRL / TorchRL" section, up to the next top-level heading."""
+    text = README.read_text()
+    start = text.index("## Use with SB3 / CleanRL / TorchRL")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", SECTION.read_text(), flags=re.DOTALL)
+    return re.findall(rf"```{language}\n(.*?)```", section(), flags=re.DOTALL)
 
 
 def needs(snippet: str) -> str | None:

@@ -274,7 +274,8 @@ def test_torch_batches() -> None:
         first = env.reset_batch(seed=0)
         assert isinstance(first["obs"], torch.Tensor) and first["obs"].shape == (2, 4)
         out = env.step_batch(torch.zeros(2, dtype=torch.int64))
-        assert set(out) == {"obs", "reward", "done", "info"} and out["done"].dtype == torch.bool
+        assert set(out) == {"obs", "reward", "terminated", "truncated", "done", "info"}
+        assert out["done"].dtype == torch.bool and out["reward"].dtype == torch.float32
 
 
 def test_no_worker_outlives_the_interpreter() -> None:

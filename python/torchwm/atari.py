@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from torchwm import _core
+from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._rom import rom_path
 from torchwm._vector_args import parse_reset_mask, parse_seeds, split_options
 from torchwm.record import check_can_render, check_render_mode
@@ -75,7 +76,7 @@ class AtariSettings(TypedDict, total=False):
 _SEED_LIMIT = 2**31
 
 
-class AtariVectorEnv(VectorEnv):
+class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     """Vectorized Atari with the standard preprocessing, stepped by Rust worker threads.
 
     Keywords (ale_py 0.12.1's, with the same defaults; aliases from the ALE vector guide:

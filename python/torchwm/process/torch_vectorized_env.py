@@ -19,6 +19,7 @@ from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array
 
+from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, split_options
 from torchwm.errors import (
     AlreadyPendingCallError,
@@ -41,7 +42,7 @@ AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMo
 _RESERVED_CALLS = ("reset", "step", "close", "_setattr", "_check_spaces")
 
 
-class TorchVectorizedEnv(VectorEnv):
+class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` over worker processes for any Gym-like env factory.
 
     Args:
@@ -60,12 +61,24 @@ class TorchVectorizedEnv(VectorEnv):
             shape and dtype, other bounds) or a ``(batched, single)`` pair of spaces, as gymnasium.
         check_actions: actions outside the action space raise ``InvalidArgumentError`` (a
             ``ValueError``) in the parent, before anything is sent; ``False`` sends them as they are.
+        backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
+            on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
     Errors: see the README's table. In short, a sub-env's exception in ``reset``/``step`` is raised
     as its own class (env index and remote traceback attached) and a dead worker as
     ``WorkerCrashedError``, both closing the env; bad input and exceptions in ``call``/``get_attr``/
     ``set_attr`` leave it usable.
     """
+
+    def __new__(cls, *args: Any, backend: str = "process", **kwargs: Any) -> Any:
+        # backend="ray": the same vector env over Ray actors (torchwm[ray]); __init__ is then not run here.
+        if backend == "ray":
+            from torchwm.ray import RayVectorEnv
+
+            return RayVectorEnv(*args, **kwargs)
+        if backend != "process":
+            raise InvalidArgumentError(f"backend must be 'process' or 'ray', got {backend!r}")
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -81,6 +94,7 @@ class TorchVectorizedEnv(VectorEnv):
         copy: bool = True,
         observation_mode: str | tuple[spaces.Space, spaces.Space] = "same",
         check_actions: bool = True,
+        backend: str = "process",
     ) -> None:
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
         self._pending: str | None = None  # the async call waiting for its replies: "reset", "step", "call"
@@ -423,27 +437,6 @@ class TorchVectorizedEnv(VectorEnv):
         self.close(terminate=exc[0] is not None)
         return False
 
-    # ------------------------------------------------------------------------------------ torch
-
-    def reset_batch(self, seed: int | None = None, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        """``reset`` as a dict of torch tensors: ``obs`` and ``info``."""
-        torch = _torch()
-        observations, infos = self.reset(seed=seed, options=options)
-        return {"obs": _to_torch(torch, observations), "info": infos}
-
-    def step_batch(self, actions: Any) -> dict[str, Any]:
-        """``step`` taking a (CPU or CUDA) tensor or array of actions; returns torch tensors
-        ``obs``, ``reward``, ``done`` (terminated or truncated), and ``info``."""
-        torch = _torch()
-        if isinstance(actions, torch.Tensor):
-            actions = actions.detach().cpu().numpy()
-        observations, rewards, terminations, truncations, infos = self.step(actions)
-        return {
-            "obs": _to_torch(torch, observations),
-            "reward": torch.as_tensor(rewards),
-            "done": torch.as_tensor(terminations | truncations),
-            "info": infos,
-        }
 
 
 def _positive_int(name: str, value: Any) -> int:
@@ -508,19 +501,3 @@ def _copy_tree(value: Any) -> Any:
     from copy import deepcopy
 
     return deepcopy(value)
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError as error:
-        raise ImportError("reset_batch/step_batch need torch: pip install 'torchwm[torch]'") from error
-    return torch
-
-
-def _to_torch(torch: Any, value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _to_torch(torch, v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_to_torch(torch, v) for v in value)
-    return torch.as_tensor(value)
