@@ -16,6 +16,7 @@ import argparse
 
 import ray
 from ray.rllib.algorithms.ppo import PPOConfig
+
 from torchwm.ray.rllib import atari_env_to_module, atari_model_config
 
 

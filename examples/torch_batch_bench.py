@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 import torch
+
 from torchwm._torch import TorchBatcher
 
 
@@ -80,7 +81,10 @@ def main() -> None:
     for num_envs in args.num_envs:
         batches = [atari_step(num_envs, rng) for _ in range(8)] * (args.repeats // 8)
         batcher = TorchBatcher(device)
-        plain = lambda *b: as_tensor_to(device, *b)
+
+        def plain(*b):
+            return as_tensor_to(device, *b)
+
         row = [
             median_seconds(f, batches, device, sync) * 1e6
             for sync in (True, False)

@@ -15,7 +15,7 @@ from torchwm import _core
 
 def test_missing_rom_file(tmp_path: Path) -> None:
     ale = _core.Ale()
-    with pytest.raises(FileNotFoundError, match="nope.bin"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.bin"):
         ale.load_rom(tmp_path / "nope.bin")
 
 

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 from ale_py import ALEInterface, roms
 
-from torchwm import _core
-
 from conftest import PARITY_GAMES
+from torchwm import _core
 
 FRAMES = 2000
 

@@ -229,7 +229,7 @@ def test_same_step_final_obs_mask() -> None:
     try:
         assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
         obs, _ = env.reset(seed=0)
-        for step in range(10):
+        for step in range(10):  # noqa: B007 (read after the loop)
             obs, rewards, terms, truncs, info = env.step(np.zeros(2, dtype=np.int64))
             if truncs.any():
                 break
@@ -243,7 +243,7 @@ def test_same_step_final_obs_mask() -> None:
 
 
 def test_continuous_actions_match_ale_py() -> None:
-    kwargs = dict(continuous=True)
+    kwargs = {"continuous": True}
     ours = torchwm.AtariVectorEnv("breakout", 2, **kwargs)
     reference = AlePyVectorEnv("breakout", 2, **kwargs)
     try:

@@ -8,9 +8,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-import torchwm
 from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.vector import AutoresetMode
+
+import torchwm
 
 FIRST_ONLY = np.array([True, False, False, False])
 
@@ -141,7 +142,7 @@ def test_the_ale_vector_guide_examples_run_as_written() -> None:
         observations, info = envs.reset()
         assert observations.shape == (4, 4, 84, 84) and len(info["env_id"]) == 4
         envs.send(envs.action_space.sample())
-        observations, rewards, terminations, truncations, infos = envs.recv()  # noqa: RUF059 (the guide's line, as written)
+        observations, rewards, terminations, truncations, infos = envs.recv()
         assert len(set(infos["env_id"].tolist())) == 4
     finally:
         envs.close()

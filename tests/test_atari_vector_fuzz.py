@@ -14,6 +14,7 @@ import textwrap
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from torchwm import _core
 
 EXAMPLES = int(os.environ.get("TORCHWM_FUZZ_EXAMPLES", "20"))

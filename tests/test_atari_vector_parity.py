@@ -35,7 +35,10 @@ GRID: list[tuple[str, dict[str, Any]]] = [
     ("breakout", {"life_loss_info": True, "reward_clipping": False, "maxpool": False}),
     ("breakout", {"episodic_life": True, "max_num_frames_per_episode": 400, "frameskip": 1}),
     ("pong", {"autoreset_mode": AutoresetMode.SAME_STEP, "max_num_frames_per_episode": 600, "stack_num": 6}),
-    ("space_invaders", {"grayscale": False, "repeat_action_probability": 0.25, "autoreset_mode": AutoresetMode.SAME_STEP}),
+    (
+        "space_invaders",
+        {"grayscale": False, "repeat_action_probability": 0.25, "autoreset_mode": AutoresetMode.SAME_STEP},
+    ),
     ("breakout", {"img_height": 64, "img_width": 48, "noop_max": 5}),
 ]
 
@@ -108,7 +111,7 @@ def test_async_batches_match_ale_py_per_env() -> None:
             obs, rewards, terms, truncs, info = env.step(actions)
         return trajectories
 
-    kwargs = dict(batch_size=2, repeat_action_probability=0.25)
+    kwargs = {"batch_size": 2, "repeat_action_probability": 0.25}
     reference = AlePyVectorEnv("breakout", 6, **kwargs)
     ours = torchwm.AtariVectorEnv("breakout", 6, **kwargs)
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 import torchwm
 from torchwm import _core
 from torchwm.atari import AtariSettings

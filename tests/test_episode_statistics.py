@@ -6,9 +6,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
-import torchwm
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+import torchwm
 
 NUM_ENVS = 4
 

@@ -90,8 +90,9 @@ def test_ppo_atari_episode_stats_match_gymnasium_record_episode_statistics():
     import numpy as np
 
     ale_vector = pytest.importorskip("ale_py.vector_env")
-    import torchwm
     from gymnasium.wrappers.vector import RecordEpisodeStatistics
+
+    import torchwm
 
     example = load_example()
     settings = {"reward_clipping": False, "max_num_frames_per_episode": 240, "repeat_action_probability": 0.0}

@@ -47,6 +47,7 @@ def test_plain_id_resolves_in_ray_workers(local_ray):
 def test_frame_connector_matches_rllib_atari_preprocessing():
     """Same values as RLlib's own NormalizedImageEnv, laid out channels-last as RLlib's CNN expects."""
     from ray.rllib.env.wrappers.atari_wrappers import NormalizedImageEnv
+
     from torchwm.ray.rllib import AtariFramesToModule
 
     rng = np.random.default_rng(0)

@@ -243,7 +243,7 @@ def test_removed_node_raises_worker_crashed(cluster):
         envs.step(np.zeros(4, dtype=np.int64))
         cluster.remove_node(doomed)
         start = time.monotonic()
-        with pytest.raises(WorkerCrashedError, match="worker [01] ") as caught:
+        with pytest.raises(WorkerCrashedError, match=r"worker [01] ") as caught:
             for _ in range(1000):
                 envs.step(np.zeros(4, dtype=np.int64))
         elapsed = time.monotonic() - start

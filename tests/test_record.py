@@ -8,9 +8,10 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 import pytest
-import torchwm
 from ale_py.env import AtariEnv
 from PIL import Image
+
+import torchwm
 from torchwm import cli, errors
 from torchwm.errors import InvalidArgumentError
 

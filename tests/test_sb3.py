@@ -13,8 +13,6 @@ import pytest
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 pytest.importorskip("stable_baselines3")
-import torchwm
-from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env
 from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import (
@@ -25,6 +23,9 @@ from stable_baselines3.common.vec_env import (
     VecNormalize,
     VecTransposeImage,
 )
+
+import torchwm
+from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env
 from torchwm.errors import AlreadyPendingCallError, InvalidArgumentError, NoAsyncCallError
 from torchwm.sb3 import SB3VecEnv
 

@@ -51,9 +51,15 @@ def assert_same(got, expected, device, where="batch"):
 
 def pair(kind):
     if kind == "atari":
-        make = lambda cls: cls("breakout", 3, max_num_frames_per_episode=120)
+
+        def make(cls):
+            return cls("breakout", 3, max_num_frames_per_episode=120)
+
         return make(TorchAtari), make(torchwm.AtariVectorEnv), 4
-    make = lambda cls: cls(make_cartpole, num_workers=1, envs_per_worker=3, autoreset_mode=AutoresetMode.SAME_STEP)
+
+    def make(cls):
+        return cls(make_cartpole, num_workers=1, envs_per_worker=3, autoreset_mode=AutoresetMode.SAME_STEP)
+
     return make(TorchProcesses), make(torchwm.TorchVectorizedEnv), 2
 
 

@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
+
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
 

@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
+
 from torchwm import TorchVectorizedEnv
 from torchwm.errors import InvalidArgumentError
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
+
 from torchwm import SubEnvError, TorchVectorizedEnv
 from torchwm.errors import EnvStateError
 

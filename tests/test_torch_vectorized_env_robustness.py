@@ -12,6 +12,7 @@ import time
 import gymnasium as gym
 import numpy as np
 import pytest
+
 import torchwm
 import torchwm.vector
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
@@ -231,7 +232,7 @@ class TupleActionEnv(DictActionEnv):
 def test_malformed_tuple_action() -> None:
     with TorchVectorizedEnv(TupleActionEnv, num_workers=1, envs_per_worker=2) as env:
         env.reset()
-        with pytest.raises(ValueError, match="tuple of 2 batches.*got a tuple of 1"):
+        with pytest.raises(ValueError, match=r"tuple of 2 batches.*got a tuple of 1"):
             env.step((np.array([0, 1]),))
         obs, rewards, *_ = env.step((np.array([0, 1]), np.full((2, 2), 0.25, np.float32)))
         np.testing.assert_array_equal(rewards, [0.25, 0.25])

@@ -28,8 +28,8 @@ from torchwm.errors import (
     WorkerError,
 )
 from torchwm.process import TorchVectorizedEnv
-from torchwm.registration import register_atari_envs
 from torchwm.record import Recorder, record
+from torchwm.registration import register_atari_envs
 
 try:
     __version__ = _version("torchwm")
@@ -46,6 +46,7 @@ def __getattr__(name: str) -> Any:
 
         return RayVectorEnv
     raise AttributeError(f"module 'torchwm' has no attribute {name!r}")
+
 
 __all__ = [
     "AleError",

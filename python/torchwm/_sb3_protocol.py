@@ -51,7 +51,7 @@ class VecEnvProtocol:
 
     def step(self, actions: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         self.step_async(actions)  # type: ignore[attr-defined]
-        return self.step_wait()  # type: ignore[attr-defined,no-any-return]
+        return self.step_wait()  # type: ignore[attr-defined]
 
     def has_attr(self, attr_name: str) -> bool:
         try:
@@ -79,7 +79,9 @@ class VecEnvProtocol:
         """The envs' ``rgb_array`` frames tiled into one image (``human`` display needs SB3's OpenCV path)."""
         mode = mode or self.render_mode
         if mode != "rgb_array" or self.render_mode != "rgb_array":
-            warnings.warn(f"render(mode={mode!r}) without stable-baselines3 supports only 'rgb_array' envs")
+            warnings.warn(
+                f"render(mode={mode!r}) without stable-baselines3 supports only 'rgb_array' envs", stacklevel=2
+            )
             return None
         return tile_images(self.get_images())  # type: ignore[attr-defined]
 

@@ -115,7 +115,7 @@ class TorchBatcher:
 
     def reset_batch(self, obs: Any, info: dict[str, Any]) -> dict[str, Any]:
         """``reset``'s results as ``{"obs", "info"}``."""
-        return self.tree({"obs": obs, "info": info})  # type: ignore[no-any-return]
+        return self.tree({"obs": obs, "info": info})
 
     def step_batch(
         self, obs: Any, rewards: Any, terminations: Any, truncations: Any, info: dict[str, Any]
@@ -131,7 +131,7 @@ class TorchBatcher:
             "done": terminations | truncations,
             "info": info,
         }
-        return self.tree(batch)  # type: ignore[no-any-return]
+        return self.tree(batch)
 
     def actions(self, actions: Any) -> Any:
         """A (CPU or CUDA) tensor of actions as the numpy array ``step`` takes; anything else as is."""

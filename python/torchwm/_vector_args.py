@@ -98,4 +98,6 @@ def parse_seeds(seed: Any, count: int, *, limit: int | None = None) -> list[int 
                 f"`seed` must have one entry per sub-environment being reset, expected {count}, got {len(seed)}"
             )
         return [_check_seed(s, limit) for s in seed]
-    raise TypeError(f"Unsupported seed type: seed must be None, an int, a list of ints or a numpy array, got {type(seed).__name__}")
+    raise TypeError(
+        f"Unsupported seed type: seed must be None, an int, a list of ints or a numpy array, got {type(seed).__name__}"
+    )

@@ -21,8 +21,8 @@ from torchwm import _core
 from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._rom import rom_path
 from torchwm._vector_args import parse_reset_mask, parse_seeds, split_options
-from torchwm.record import check_can_render, check_render_mode
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
+from torchwm.record import check_can_render, check_render_mode
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -96,7 +96,15 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     ``step``/``send`` (or ``recv``) collects it, so the env stays usable.
     """
 
-    def __init__(self, game: str, num_envs: int = 1, *, seed: Any = None, render_mode: str | None = None, **settings: Unpack[AtariSettings]) -> None:
+    def __init__(
+        self,
+        game: str,
+        num_envs: int = 1,
+        *,
+        seed: Any = None,
+        render_mode: str | None = None,
+        **settings: Unpack[AtariSettings],
+    ) -> None:
         self._core: _core.AtariVectorCore | None = None
         render_mode = check_render_mode(render_mode)
         path = rom_path(game)

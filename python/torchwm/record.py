@@ -134,7 +134,7 @@ def record(
     observations, _ = envs.reset(seed=seed)
     if policy is None:
         envs.action_space.seed(seed)
-    from tqdm import tqdm  # type: ignore[import-untyped]
+    from tqdm import tqdm
 
     with (
         Recorder(path, **recorder_options) as recorder,

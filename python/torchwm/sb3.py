@@ -86,7 +86,7 @@ def _options_argument(options: list[dict[str, Any]]) -> dict[str, Any] | None:
     return dict(options[0]) if options[0] else None
 
 
-class SB3VecEnv(_Base):  # type: ignore[misc]
+class SB3VecEnv(_Base):
     """SB3's ``VecEnv`` (and the 4-tuple ``step``) over the gymnasium vector env ``venv``.
 
     ``venv`` must step every env each call (``batch_size == num_envs``). Observation and action spaces
@@ -222,7 +222,8 @@ class SB3VecEnv(_Base):  # type: ignore[misc]
             import warnings
 
             warnings.warn(
-                f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array` to obtain images."
+                f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array` to obtain images.",
+                stacklevel=2,
             )
             return [None] * self.num_envs
         return self._sub_envs.images()

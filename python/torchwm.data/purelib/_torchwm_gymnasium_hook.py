@@ -28,7 +28,7 @@ def register_torchwm_ids() -> None:
         from torchwm.registration import register_atari_envs
 
         register_atari_envs()
-    except Exception as error:  # noqa: BLE001 - reported, never raised into `import gymnasium`
+    except Exception as error:
         warnings.warn(
             f"torchwm could not register its gymnasium ids (TorchWM/<Game>-v5): {type(error).__name__}: {error}",
             RuntimeWarning,

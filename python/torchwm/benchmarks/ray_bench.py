@@ -85,7 +85,7 @@ def run_ray_benchmarks(
         for _ in range(max(1, rounds)):
             for backend, backend_rates in rates.items():
                 backend_rates.append(_measure(backend, factory, workers, per_worker, actions, per_run))
-        ratios = [r / l for r, l in zip(rates["ray"], rates["local"])]
+        ratios = [ray / local for ray, local in zip(rates["ray"], rates["local"])]
         for backend, backend_rates in rates.items():
             rows.append(
                 {

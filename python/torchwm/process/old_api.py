@@ -98,7 +98,7 @@ class _PlainEnv(gym.Env):
         self.action_space = inner.action_space
         self.metadata = getattr(inner, "metadata", {})
 
-    def reset(self, **kwargs: Any) -> Any:  # type: ignore[override]
+    def reset(self, **kwargs: Any) -> Any:
         return self.inner.reset(**kwargs)
 
     def step(self, action: Any) -> Any:

@@ -49,7 +49,7 @@ def _dumps(payload: Any) -> bytes:
     try:
         return pickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
     except Exception:
-        import cloudpickle  # type: ignore[import-untyped]
+        import cloudpickle
 
         return cloudpickle.dumps(payload, pickle.HIGHEST_PROTOCOL)
 

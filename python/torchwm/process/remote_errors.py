@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import pickle
+import sys
 import traceback
 from typing import NamedTuple
 
@@ -63,6 +64,7 @@ def rebuild(remote: RemoteError) -> BaseException:
     for name, value in (("env_index", remote.env_index), ("remote_traceback", remote.traceback)):
         with contextlib.suppress(AttributeError, TypeError):  # exceptions with __slots__ or read-only attributes
             setattr(error, name, value)
-    error.add_note(f"raised in sub-environment {remote.env_index} (in its worker process; remote traceback above)")
+    if sys.version_info >= (3, 11):  # notes are Python 3.11+
+        error.add_note(f"raised in sub-environment {remote.env_index} (in its worker process; remote traceback above)")
     error.__cause__ = RemoteTraceback(f"\nsub-environment {remote.env_index}, remote traceback:\n{remote.traceback}")
     return error

@@ -213,7 +213,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     # ------------------------------------------------------------------------------------ protocol
 
     @property
-    def closed(self) -> bool:  # type: ignore[override]
+    def closed(self) -> bool:
         return self._pool is None or self._pool.closed
 
     @closed.setter
@@ -438,7 +438,6 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         return False
 
 
-
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
@@ -477,7 +476,7 @@ def _observation_space(factory: Callable[[], Any]) -> spaces.Space:
 
 
 def _pickled(factory: Callable[[], Any], context_name: str) -> bytes:
-    import cloudpickle  # type: ignore[import-untyped]
+    import cloudpickle
 
     try:
         return cloudpickle.dumps(factory)

@@ -87,7 +87,7 @@ class Worker:
 
     def _start(self) -> None:
         """Makes the envs and the views of this worker's rows; everything that can fail before READY."""
-        import cloudpickle  # type: ignore[import-untyped]
+        import cloudpickle
 
         config, buffers = self.config, self.config.buffers
         for i, factory in enumerate(config.factories):

@@ -6,7 +6,7 @@ one ``SyncVectorEnv`` over all the envs would have returned, with gymnasium's ba
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from gymnasium import spaces
@@ -29,7 +29,9 @@ def split_actions(space: spaces.Space, actions: Any, num_workers: int, per_worke
         return [array[w * per_worker : (w + 1) * per_worker] for w in range(num_workers)]
     singles = list(iterate(batch_space(space, num_workers * per_worker), actions))
     return [
-        concatenate(space, singles[w * per_worker : (w + 1) * per_worker], create_empty_array(space, per_worker))
+        concatenate(
+            space, singles[w * per_worker : (w + 1) * per_worker], cast(Any, create_empty_array(space, per_worker))
+        )
         for w in range(num_workers)
     ]
 
@@ -40,7 +42,7 @@ def join_observations(space: spaces.Space, batches: list[Any], per_worker: int) 
         return np.concatenate([np.asarray(batch) for batch in batches], axis=0)
     worker_space = batch_space(space, per_worker)
     singles = [obs for batch in batches for obs in iterate(worker_space, batch)]
-    return concatenate(space, singles, create_empty_array(space, len(singles)))
+    return concatenate(space, singles, cast(Any, create_empty_array(space, len(singles))))
 
 
 def join_infos(worker_infos: list[dict[str, Any] | None], per_worker: int) -> dict[str, Any]:

@@ -71,7 +71,7 @@ class EnvBlockWorker:
         self.block: Any = None
         try:
             self.block = build_block(factories, AutoresetMode(autoreset_mode))
-        except Exception as error:  # noqa: BLE001 - any factory error goes back to the caller
+        except Exception as error:
             self.startup_error = error
 
     def describe(self) -> dict[str, Any]:
@@ -140,5 +140,5 @@ def _node_id() -> str | None:
         import ray
 
         return ray.get_runtime_context().get_node_id()
-    except Exception:  # noqa: BLE001 - outside Ray (unit use of this class): no node
+    except Exception:
         return None

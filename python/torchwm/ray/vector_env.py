@@ -349,7 +349,7 @@ class RayVectorEnv(VectorEnv):
             self.closed = True
             self.close_extras(**kwargs)
 
-    def __enter__(self) -> RayVectorEnv:  # noqa: PYI034 - typing.Self needs Python 3.11
+    def __enter__(self) -> RayVectorEnv:
         return self
 
     def __exit__(self, *exc: object) -> None:
