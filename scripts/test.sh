@@ -53,8 +53,19 @@ rm -rf "$root/dist"
 python3 -m venv --clear "$wheel_venv"
 "$wheel_venv/bin/python" -m pip install --quiet "$root"/dist/torchwm-*.whl
 (cd / && "$wheel_venv/bin/python" -c "import torchwm, numpy as np; e = torchwm.AtariVectorEnv('pong', 2); e.reset(seed=0); e.step(np.zeros(2, dtype=np.int64)); e.close(); print('wheel OK', torchwm.__version__)")
+# The wheel carries the gymnasium hook: a fresh interpreter resolves TorchWM/<Game>-v5 without importing torchwm.
+(cd / && "$wheel_venv/bin/python" -c "import gymnasium as gym; e = gym.make('TorchWM/Pong-v5'); e.close(); print('gymnasium hook OK')")
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
 echo "== pytest"
 "$venv/bin/python" -m pytest -q
+
+# Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
+echo "== Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
+ray_venv="$root/.venv-ray"
+python3 -m venv --clear "$ray_venv"
+wheel=$(ls "$root"/dist/torchwm-*.whl)
+"$ray_venv/bin/python" -m pip install --quiet "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1"
+(cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
+    test_ray_vector_env.py test_ray_rllib.py)
