@@ -201,7 +201,7 @@ def test_unknown_game_lists_close_names() -> None:
     with pytest.raises(ValueError, match="breakout"):
         torchwm.AtariVectorEnv("breakuot")
     with pytest.raises(ValueError, match="ms_pacman"):
-        torchwm.AtariVectorEnv("MsPacman")
+        torchwm.AtariVectorEnv("MsPacmna")
     with pytest.raises(TypeError, match="ROM id"):
         torchwm.AtariVectorEnv(3)
 

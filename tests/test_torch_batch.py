@@ -15,12 +15,14 @@ from torchwm._torch import TorchBatcher, TorchBatchMixin
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-class TorchAtari(TorchBatchMixin, torchwm.AtariVectorEnv):
-    """AtariVectorEnv with the mixin, as the lead wires it into the class itself."""
+# Both vectorizers carry the mixin: one env of each makes tensors, its twin the numpy results.
+TorchAtari = torchwm.AtariVectorEnv
+TorchProcesses = torchwm.TorchVectorizedEnv
 
 
-class TorchProcesses(TorchBatchMixin, torchwm.TorchVectorizedEnv):
-    pass
+def test_both_vectorizers_have_torch_batches() -> None:
+    assert issubclass(torchwm.AtariVectorEnv, TorchBatchMixin)
+    assert issubclass(torchwm.TorchVectorizedEnv, TorchBatchMixin)
 
 
 def make_cartpole():

@@ -54,7 +54,8 @@ class _NamedCallError(EnvStateError):
 
     name: str
 
-    def __init__(self, message: str, name: str) -> None:
+    # `name` is optional: gymnasium's AsyncVectorEnv re-raises a sub-env's error as `type(value)`.
+    def __init__(self, message: str, name: str = "") -> None:
         super().__init__(message, name)
         self.name = name
 
@@ -101,4 +102,4 @@ class SubEnvError(TorchwmError, RuntimeError):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.env_index, self.exc_type, self.message, self.remote_traceback))
+        return (type(self), (self.env_index, self.exc_type, self.message, self.remote_traceback), self.__dict__)

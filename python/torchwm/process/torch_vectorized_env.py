@@ -99,13 +99,14 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
         self._pending: str | None = None  # the async call waiting for its replies: "reset", "step", "call"
         self._has_reset = False
-        self._default_seed = seed
         self.copy = bool(copy)
         self.shared_memory = bool(shared_memory)
         self.observation_mode = observation_mode
         self.num_workers = _positive_int("num_workers", num_workers)
         self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
         self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
+        # Checked now, used by the first reset() that is given no seed.
+        self._default_seed = None if seed is None else parse_seeds(seed, self.total_envs)
         factories = _factories(env_factory, self.total_envs)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
         ctx = _context(context)
