@@ -22,6 +22,7 @@ __all__ = [
     "EnvStateError",
     "InvalidArgumentError",
     "NoAsyncCallError",
+    "ResetNeeded",
     "SubEnvError",
     "TorchwmError",
     "WorkerCrashedError",
@@ -47,6 +48,10 @@ class EnvStateError(TorchwmError, RuntimeError):
 
 class ClosedEnvironmentError(EnvStateError, gym_error.ClosedEnvironmentError):
     """The environment is closed (gymnasium's ``ClosedEnvironmentError``)."""
+
+
+class ResetNeeded(EnvStateError, gym_error.ResetNeeded):
+    """A step before the first reset (gymnasium's ``ResetNeeded``, what a single env raises); the env stays usable."""
 
 
 class _NamedCallError(EnvStateError):

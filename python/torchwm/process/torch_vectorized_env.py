@@ -27,6 +27,7 @@ from torchwm.errors import (
     EnvStateError,
     InvalidArgumentError,
     NoAsyncCallError,
+    ResetNeeded,
 )
 from torchwm.process import actions as action_batches
 from torchwm.process.buffers import allocate
@@ -325,6 +326,8 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def step_async(self, actions: Any) -> None:
         """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
         pool = self._live_pool("step_async")
+        if not self._has_reset:
+            raise ResetNeeded("step() called before reset(): call reset() first")
         if self._finished is not None and self._finished.any():
             raise EnvStateError(
                 f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
