@@ -67,8 +67,9 @@ impl AtariVectorCore {
     /// `episode_statistics`' keys: `raw_reward` always, `episode` and its mask `_episode` (gymnasium's
     /// `RecordEpisodeStatistics` layout) only in a batch where an episode ended.
     fn add_episode_info(py: Python<'_>, info: &Bound<'_, PyDict>, columns: EpisodeColumns) -> PyResult<()> {
+        let any_ended = columns.any_ended();
         info.set_item("raw_reward", PyArray1::from_vec(py, columns.raw_rewards))?;
-        if columns.any_ended() {
+        if any_ended {
             let episode = PyDict::new(py);
             episode.set_item("r", PyArray1::from_vec(py, columns.returns))?;
             episode.set_item("l", PyArray1::from_vec(py, columns.lengths))?;
