@@ -90,3 +90,44 @@ fn invalid_configs_are_rejected() {
     assert!(bad(&|c| c.env.img_height = 0));
     assert!(bad(&|c| c.env.repeat_action_probability = 1.5));
 }
+
+/// `episode_statistics`: each ended episode's raw return and steps are the sums of the raw rewards
+/// and steps reported since it began; rewards are those raw rewards clipped; off, no columns.
+#[test]
+fn episode_statistics_sum_the_raw_rewards_of_each_episode() {
+    for mode in [AutoresetMode::NextStep, AutoresetMode::SameStep] {
+        let Some(rom) = common::rom("breakout") else { return };
+        let mut config = VectorConfig::new(rom, 2, AtariConfig { max_episode_frames: 400, ..Default::default() });
+        config.autoreset_mode = mode;
+        assert!(AtariVectorEnv::new(config.clone()).unwrap().reset(&[0, 1], &[None; 2]).unwrap().episodes.is_none());
+        config.episode_statistics = true;
+        let mut env = AtariVectorEnv::new(config).unwrap();
+        env.reset(&[0, 1], &[Some(3), Some(4)]).unwrap();
+        let (mut sums, mut steps, mut ended, mut restart) = ([0i64; 2], [0i64; 2], 0, [false; 2]);
+        for t in 0..300i64 {
+            let batch = env.step(&[t % 4, (t + 1) % 4], &[1.0; 2]).unwrap();
+            let columns = batch.episodes.as_ref().unwrap();
+            for row in 0..2 {
+                let raw = columns.raw_rewards[row];
+                assert_eq!(batch.rewards[row], raw.clamp(-1, 1));
+                // Next-step mode spends a step on the reset; it belongs to no episode.
+                if std::mem::take(&mut restart[row]) && mode == AutoresetMode::NextStep {
+                    assert_eq!(raw, 0);
+                    continue;
+                }
+                sums[row] += i64::from(raw);
+                steps[row] += 1;
+                let done = batch.terminations[row] || batch.truncations[row];
+                assert_eq!(columns.ended[row], done, "no lives mode: every end is an episode's");
+                if done {
+                    assert_eq!((columns.returns[row], columns.lengths[row]), (sums[row] as f64, steps[row]));
+                    (sums[row], steps[row], restart[row]) = (0, 0, true);
+                    ended += 1;
+                } else {
+                    assert_eq!((columns.returns[row], columns.lengths[row], columns.frames[row]), (0.0, 0, 0));
+                }
+            }
+        }
+        assert!(ended >= 2, "{mode:?}: {ended}");
+    }
+}

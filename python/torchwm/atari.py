@@ -70,6 +70,7 @@ class AtariSettings(TypedDict, total=False):
     reward_clipping: bool
     use_fire_reset: bool
     fire_reset: bool
+    episode_statistics: bool
 
 
 #: Seeds are a C ``int`` in ALE.
@@ -86,7 +87,10 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     Observations are uint8 ``(batch, stack_num, img_height, img_width)`` (grayscale) or
     ``(batch, stack_num, img_height, img_width, 3)`` (RGB); rewards int32; terminations and
     truncations bool; ``info`` holds int32 arrays ``env_id``, ``lives``, ``frame_number`` and
-    ``episode_frame_number``. With ``batch_size < num_envs``, ``send``/``recv`` return the first
+    ``episode_frame_number``. ``episode_statistics=True`` (torchwm's own) adds ``raw_reward`` (int32,
+    unclipped) to each step's ``info``, and when an episode ends ``info["episode"]`` (``"r"`` raw return
+    float64, ``"l"`` steps and ``"frames"`` emulator frames, int64; 0 in the other rows) with the mask
+    ``info["_episode"]``. With ``batch_size < num_envs``, ``send``/``recv`` return the first
     ``batch_size`` envs to finish, named by ``info["env_id"]``.
 
     Threads: one thread at a time may call ``reset``/``step``/``send``/``recv`` (another thread doing

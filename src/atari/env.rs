@@ -12,10 +12,26 @@ use crate::error::{Error, Result};
 use crate::ffi::NoopRng;
 use crate::preprocess::{FramePooler, FrameStack, Resizer};
 
+/// An episode that a step ended: game over, the frame limit, or (under `episodic_life`) a lost life,
+/// after which ale_py 0.12.1's reset starts a new game. Not a life lost under `life_loss_info` alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EpisodeStats {
+    /// Sum of the unclipped rewards of its steps.
+    pub raw_return: i64,
+    /// Agent steps.
+    pub steps: u32,
+    /// Emulator frames its steps ran (what `max_episode_frames` limits; the reset's no-ops excluded).
+    pub frames: u32,
+}
+
 /// Scalars of one env after a step or reset, as reported in a batch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepOutput {
     pub reward: i32,
+    /// The step's reward before clipping (0 after a reset).
+    pub raw_reward: i32,
+    /// The episode this step ended, if it ended one.
+    pub episode: Option<EpisodeStats>,
     pub terminated: bool,
     pub truncated: bool,
     pub lives: i32,
@@ -41,6 +57,10 @@ pub struct AtariEnv {
     lives: i32,
     was_life_lost: bool,
     reward: i32,
+    /// The last step's unclipped reward, and the episode's sum of them and steps so far.
+    raw_reward: i32,
+    raw_return: i64,
+    episode_steps: u32,
     action_index: usize,
     paddle_strength: f32,
     pending_seed: Option<u32>,
@@ -94,6 +114,9 @@ impl AtariEnv {
             lives: 0,
             was_life_lost: false,
             reward: 0,
+            raw_reward: 0,
+            raw_return: 0,
+            episode_steps: 0,
             action_index: 0,
             paddle_strength: 1.0,
             pending_seed: None,
@@ -148,6 +171,9 @@ impl AtariEnv {
         self.process_screen();
         self.elapsed_frames = 0;
         self.reward = 0;
+        self.raw_reward = 0;
+        self.raw_return = 0;
+        self.episode_steps = 0;
         self.game_over = false;
         self.lives = self.ale.lives()?;
         self.was_life_lost = false;
@@ -178,6 +204,9 @@ impl AtariEnv {
         self.process_screen();
         self.lives = self.ale.lives()?;
         self.reward = if self.config.reward_clipping { reward.clamp(-1, 1) } else { reward };
+        self.raw_reward = reward;
+        self.raw_return = self.raw_return.saturating_add(reward.into());
+        self.episode_steps = self.episode_steps.saturating_add(1);
         Ok(())
     }
 
@@ -191,8 +220,15 @@ impl AtariEnv {
     pub fn output(&self) -> Result<StepOutput> {
         let terminated =
             self.game_over || ((self.config.life_loss_info || self.config.episodic_life) && self.was_life_lost);
+        let episode = self.is_episode_over().then_some(EpisodeStats {
+            raw_return: self.raw_return,
+            steps: self.episode_steps,
+            frames: self.elapsed_frames,
+        });
         Ok(StepOutput {
             reward: self.reward,
+            raw_reward: self.raw_reward,
+            episode,
             terminated,
             truncated: self.elapsed_frames >= self.config.max_episode_frames && !terminated,
             lives: self.lives,

@@ -3,4 +3,4 @@ mod config;
 mod env;
 
 pub use config::{AtariConfig, ObsFormat};
-pub use env::{AtariEnv, StepOutput};
+pub use env::{AtariEnv, EpisodeStats, StepOutput};

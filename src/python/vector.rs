@@ -15,7 +15,7 @@ use pyo3::types::{PyDict, PyTuple};
 use super::settings::{config_from_keywords, settings_dict};
 use super::{check_signals, enter_core};
 use crate::error::Error;
-use crate::vector::{AtariVectorEnv, BatchResult};
+use crate::vector::{AtariVectorEnv, BatchResult, EpisodeColumns};
 
 #[pyclass(module = "torchwm._core", name = "AtariVectorCore", frozen)]
 pub struct AtariVectorCore {
@@ -64,6 +64,22 @@ impl AtariVectorCore {
         Ok(info)
     }
 
+    /// `episode_statistics`' keys: `raw_reward` always, `episode` and its mask `_episode` (gymnasium's
+    /// `RecordEpisodeStatistics` layout) only in a batch where an episode ended.
+    fn add_episode_info(py: Python<'_>, info: &Bound<'_, PyDict>, columns: EpisodeColumns) -> PyResult<()> {
+        let any_ended = columns.any_ended();
+        info.set_item("raw_reward", PyArray1::from_vec(py, columns.raw_rewards))?;
+        if any_ended {
+            let episode = PyDict::new(py);
+            episode.set_item("r", PyArray1::from_vec(py, columns.returns))?;
+            episode.set_item("l", PyArray1::from_vec(py, columns.lengths))?;
+            episode.set_item("frames", PyArray1::from_vec(py, columns.frames))?;
+            info.set_item("episode", episode)?;
+            info.set_item("_episode", PyArray1::from_vec(py, columns.ended))?;
+        }
+        Ok(())
+    }
+
     fn obs_array<'py>(&self, py: Python<'py>, data: Vec<u8>, rows: usize) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyArray1::from_vec(py, data).reshape(IxDyn(&self.batch_obs_shape(rows)))?.into_any())
     }
@@ -78,6 +94,9 @@ impl AtariVectorCore {
                 info.set_item("final_obs", self.obs_array(py, final_obs, rows)?)?;
                 info.set_item("_final_obs", PyArray1::from_vec(py, mask))?;
             }
+        }
+        if let Some(columns) = batch.episodes.take() {
+            Self::add_episode_info(py, &info, columns)?;
         }
         let obs = self.obs_array(py, batch.obs, rows)?;
         let rewards = PyArray1::from_vec(py, batch.rewards).into_any();

@@ -6,6 +6,48 @@
 //! vectorizer has its workers write into batch slots instead; without `unsafe` outside `ffi/`, that
 //! needs a buffer per row and a second copy to make the batch contiguous, so it would copy more.)
 use super::worker::EnvSlot;
+use crate::atari::StepOutput;
+
+/// The `episode_statistics` columns: every row's unclipped reward, and for the rows whose step
+/// ended an episode (`ended`), its raw return, steps and frames (zero in the other rows, as in
+/// gymnasium's `RecordEpisodeStatistics`, whose dtypes they have).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeColumns {
+    pub raw_rewards: Vec<i32>,
+    pub ended: Vec<bool>,
+    pub returns: Vec<f64>,
+    pub lengths: Vec<i64>,
+    pub frames: Vec<i64>,
+}
+
+impl EpisodeColumns {
+    fn new(batch_size: usize) -> Self {
+        Self {
+            raw_rewards: vec![0; batch_size],
+            ended: vec![false; batch_size],
+            returns: vec![0.0; batch_size],
+            lengths: vec![0; batch_size],
+            frames: vec![0; batch_size],
+        }
+    }
+
+    /// Row `row` from an env's output; `ran`: whether that env's job ran for this batch.
+    fn fill_row(&mut self, row: usize, out: &StepOutput, ran: bool) {
+        self.raw_rewards[row] = out.raw_reward;
+        let episode = out.episode.filter(|_| ran);
+        self.ended[row] = episode.is_some();
+        let stats = episode.unwrap_or_default();
+        // A return's magnitude stays far below 2**53 (i32 rewards over u32 steps), so f64 holds it exactly.
+        self.returns[row] = stats.raw_return as f64;
+        self.lengths[row] = stats.steps.into();
+        self.frames[row] = stats.frames.into();
+    }
+
+    /// Whether any row's step ended an episode.
+    pub fn any_ended(&self) -> bool {
+        self.ended.iter().any(|&ended| ended)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchResult {
@@ -20,10 +62,12 @@ pub struct BatchResult {
     /// Same-step mode only: final observations (rows of envs that did not end are zero) and their mask.
     pub final_obs: Option<Vec<u8>>,
     pub final_obs_mask: Option<Vec<bool>>,
+    /// With `episode_statistics` only.
+    pub episodes: Option<EpisodeColumns>,
 }
 
 impl BatchResult {
-    pub(crate) fn new(batch_size: usize, obs_size: usize, same_step: bool) -> Self {
+    pub(crate) fn new(batch_size: usize, obs_size: usize, same_step: bool, episode_statistics: bool) -> Self {
         Self {
             obs: vec![0; batch_size * obs_size],
             env_ids: vec![0; batch_size],
@@ -35,6 +79,7 @@ impl BatchResult {
             episode_frame_numbers: vec![0; batch_size],
             final_obs: same_step.then(|| vec![0; batch_size * obs_size]),
             final_obs_mask: same_step.then(|| vec![false; batch_size]),
+            episodes: episode_statistics.then(|| EpisodeColumns::new(batch_size)),
         }
     }
 
@@ -47,7 +92,9 @@ impl BatchResult {
         self.terminations.iter().zip(&self.truncations).any(|(&t, &u)| t || u)
     }
 
-    pub(crate) fn fill_row(&mut self, row: usize, env_id: usize, slot: &EnvSlot, include_final: bool) {
+    /// Row `row` from env `env_id`; `ran`: whether its job ran for this batch (else it reports its
+    /// state without a final observation or an ended episode, as the envs a partial reset leaves out).
+    pub(crate) fn fill_row(&mut self, row: usize, env_id: usize, slot: &EnvSlot, ran: bool) {
         let size = slot.env.stacked_obs_size();
         slot.env.write_obs(&mut self.obs[row * size..(row + 1) * size]);
         let out = &slot.output;
@@ -59,11 +106,14 @@ impl BatchResult {
         self.frame_numbers[row] = out.frame_number;
         self.episode_frame_numbers[row] = out.episode_frame_number;
         if let (Some(final_obs), Some(mask)) = (self.final_obs.as_mut(), self.final_obs_mask.as_mut()) {
-            let has_final = include_final && slot.has_final_obs;
+            let has_final = ran && slot.has_final_obs;
             mask[row] = has_final;
             if has_final {
                 final_obs[row * size..(row + 1) * size].copy_from_slice(&slot.final_obs);
             }
+        }
+        if let Some(episodes) = self.episodes.as_mut() {
+            episodes.fill_row(row, out, ran);
         }
     }
 }

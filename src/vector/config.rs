@@ -42,6 +42,8 @@ pub struct VectorConfig {
     pub continuous: bool,
     /// Threshold of that mapping.
     pub continuous_action_threshold: f32,
+    /// Report unclipped rewards and, when an episode ends, its raw return, steps and frames (torchwm's own).
+    pub episode_statistics: bool,
     pub env: AtariConfig,
 }
 
@@ -65,6 +67,7 @@ impl VectorConfig {
             autoreset_mode: AutoresetMode::NextStep,
             continuous: false,
             continuous_action_threshold: 0.5,
+            episode_statistics: false,
             env,
         }
     }

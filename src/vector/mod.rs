@@ -12,7 +12,7 @@ mod env_vectorizer;
 mod settings;
 mod worker;
 
-pub use batch_result::BatchResult;
+pub use batch_result::{BatchResult, EpisodeColumns};
 pub use config::{AutoresetMode, VectorConfig};
 pub use env_vectorizer::AtariVectorEnv;
 pub use settings::{find_setting, Kind, Setting, SettingValue, SETTINGS};

@@ -309,6 +309,16 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| SettingValue::Bool(c.env.use_fire_reset),
         set: |c, v| c.env.use_fire_reset = boolean(v),
     },
+    // torchwm's own (ale_py has no such keyword); off, `info` has exactly ale_py's keys.
+    Setting {
+        name: "episode_statistics",
+        aliases: &[],
+        kind: Kind::Bool,
+        doc: "Add info['raw_reward'] (unclipped) to every step, and info['episode'] = {'r', 'l', 'frames'} \
+              (raw return, steps, emulator frames) with its mask info['_episode'] when an episode ends.",
+        get: |c| SettingValue::Bool(c.episode_statistics),
+        set: |c, v| c.episode_statistics = boolean(v),
+    },
 ];
 
 /// The setting spelled `name` (its name or an alias).

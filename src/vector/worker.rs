@@ -41,7 +41,9 @@ impl EnvSlot {
             }
             AutoresetMode::SameStep => self.step_and_reset_if_over()?,
             // An ended episode stays ended until the caller resets it: same observation and flags, no reward.
-            AutoresetMode::Disabled if self.env.is_episode_over() => self.output.reward = 0,
+            AutoresetMode::Disabled if self.env.is_episode_over() => {
+                self.output = StepOutput { reward: 0, raw_reward: 0, episode: None, ..self.output }
+            }
             AutoresetMode::Disabled => {
                 self.env.step()?;
                 self.output = self.env.output()?;
@@ -61,10 +63,16 @@ impl EnvSlot {
         self.env.write_obs(&mut self.final_obs);
         self.has_final_obs = true;
         self.env.reset()?;
-        // The new episode's lives and frame counters, the ended episode's reward and flags.
+        // The new episode's lives and frame counters, the ended episode's rewards, flags and statistics.
         let started = self.env.output()?;
-        self.output =
-            StepOutput { reward: ended.reward, terminated: ended.terminated, truncated: ended.truncated, ..started };
+        self.output = StepOutput {
+            reward: ended.reward,
+            raw_reward: ended.raw_reward,
+            episode: ended.episode,
+            terminated: ended.terminated,
+            truncated: ended.truncated,
+            ..started
+        };
         Ok(())
     }
 }

@@ -77,7 +77,7 @@ impl AtariVectorEnv {
         let batch = if self.batch_size == self.config.num_envs {
             self.fill_ordered(&completed)?
         } else {
-            let mut batch = BatchResult::new(self.batch_size, self.obs_size, self.same_step());
+            let mut batch = self.new_batch(self.batch_size);
             for (row, &env_id) in completed.iter().enumerate() {
                 batch.fill_row(row, env_id, &*self.lock_env(env_id)?, true);
             }
@@ -90,7 +90,7 @@ impl AtariVectorEnv {
     /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.
     pub(super) fn fill_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
         let num_envs = self.config.num_envs;
-        let mut batch = BatchResult::new(num_envs, self.obs_size, self.same_step());
+        let mut batch = self.new_batch(num_envs);
         let mut just_ran = vec![false; num_envs];
         for &env_id in ran {
             just_ran[env_id] = true;
@@ -99,6 +99,10 @@ impl AtariVectorEnv {
             batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, ran);
         }
         Ok(batch)
+    }
+
+    fn new_batch(&self, rows: usize) -> BatchResult {
+        BatchResult::new(rows, self.obs_size, self.same_step(), self.config.episode_statistics)
     }
 
     pub(super) fn same_step(&self) -> bool {
