@@ -2,9 +2,7 @@
 //! palette lookup (grayscale or RGB) and the max-pool are one pass, and only the rows that changed
 //! since the last step are recomputed (successive Atari frames leave 80–95% of the rows as they were).
 
-/// The grayscale value or the RGB colour of each palette index, as ALE's `getScreenGrayscale` /
-/// `getScreenRGB` map it (grayscale uses the first entry of each).
-pub type Palette = [[u8; 3]; 256];
+pub use crate::ale::Palette;
 
 /// Pools the last two raw frames of one env into its observation frame (`channels` 1 or 3).
 pub struct FramePooler {

@@ -12,7 +12,7 @@ pub(crate) fn without_gil<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Se
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ALE_VERSION", "0.12.1")?;
+    m.add("ALE_VERSION", crate::ALE_VERSION)?;
     errors::register(m)?;
     m.add_class::<ale::Ale>()?;
     m.add_class::<ale::AleState>()?;

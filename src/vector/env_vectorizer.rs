@@ -12,7 +12,7 @@ use super::result_staging::BatchResult;
 use super::worker::{run_job, spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
-use crate::ffi::fork_generation;
+use crate::fork::fork_generation;
 
 pub struct AtariVectorEnv {
     config: VectorConfig,
