@@ -42,7 +42,8 @@ fn main() {
 
     // The shim first: its objects need ALE's, and a static library must come before those it needs.
     let mut shim = cpp_build(&generated, &ale_src, &sanitize, true);
-    shim.warnings(true).extra_warnings(true).file(manifest_dir.join("src/ffi/ale_shim.cpp"));
+    shim.warnings(true).extra_warnings(true).flag("-Wshadow").flag("-Wconversion");
+    shim.file(manifest_dir.join("src/ffi/ale_shim.cpp"));
     shim.compile("torchwm_shim");
 
     let mut ale = cpp_build(&generated, &ale_src, &sanitize, false);
