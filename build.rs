@@ -9,7 +9,7 @@
 //!   built from changed, so changing the shim does not recompile ALE.
 //! - The shim is compiled on its own with warnings on; ALE's headers are system headers to it.
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
-//!   links them into every binary (see scripts/sanitize.sh).
+//!   links their runtimes into every binary (see scripts/sanitize.sh).
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,11 @@ fn main() {
     let units = generate_sources(&generated, &ale_src, &release).unwrap_or_else(|m| fail(&m));
     let sanitize = sanitize_flags().unwrap_or_else(|m| fail(&m));
 
+    // rustc links with -nodefaultlibs, so `-fsanitize` at link time would not bring the runtimes; and
+    // ASan's must be the first shared library loaded, so it is named before the C++ runtime.
+    for runtime in sanitizer_runtimes() {
+        println!("cargo:rustc-link-lib=dylib={runtime}");
+    }
     // The shim first: its objects need ALE's, and a static library must come before those it needs.
     let mut shim = cpp_build(&generated, &ale_src, &sanitize, true);
     shim.warnings(true).extra_warnings(true).flag("-Wshadow").flag("-Wconversion");
@@ -51,9 +56,6 @@ fn main() {
     // edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
     compile_ale(&ale, &out_dir, &ale_src, &generated, &manifest_dir.join("src/ffi/tia")).unwrap_or_else(|m| fail(&m));
-    if !sanitize.is_empty() {
-        println!("cargo:rustc-link-arg={}", sanitize[0]);
-    }
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
 }
 
@@ -113,6 +115,13 @@ fn sanitize_flags() -> Result<Vec<String>, String> {
     }
     // Frame pointers and line tables make the reports' stacks readable.
     Ok(vec![format!("-fsanitize={}", names.join(",")), "-fno-omit-frame-pointer".into(), "-g".into()])
+}
+
+/// The runtime library of each sanitizer `TORCHWM_SANITIZE` names (already validated).
+fn sanitizer_runtimes() -> Vec<&'static str> {
+    let requested = env::var("TORCHWM_SANITIZE").unwrap_or_default();
+    let runtimes = [("address", "asan"), ("undefined", "ubsan")];
+    runtimes.iter().filter(|(name, _)| requested.split(',').any(|n| n.trim() == *name)).map(|r| r.1).collect()
 }
 
 /// The settings the shim and ALE share: they must agree on ALE's headers (the patched copies in

@@ -7,7 +7,10 @@
 //! - [`preprocess`]: frame operations on plain buffers;
 //! - [`atari`]: one preprocessed Atari env;
 //! - [`vector`]: the thread pool that steps many of them;
-//! - `python`: pyo3 glue, behind the `python` feature. [`bench`] and [`error`] serve every layer.
+//! - `python`: pyo3 glue, behind the `python` feature.
+//!
+//! [`error`] is shared by all of them; [`bench`] measures the emulator and finds ROMs for the Rust
+//! tests, benches and examples.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 

@@ -9,12 +9,18 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ale/ale_interface.hpp"
+#include "ale/emucore/MD5.hxx"
+#include "ale/games/Roms.hpp"
 
 namespace {
 
@@ -76,6 +82,24 @@ void copy_list(const std::vector<U>& values, T* buf, size_t cap, size_t* len) {
   for (size_t i = 0; i < n; ++i) buf[i] = static_cast<T>(values[i]);
 }
 
+// Larger than any Atari 2600 cartridge (the largest bank-switched ones hold a few hundred KiB).
+constexpr std::uintmax_t kMaxRomBytes = 16u << 20;
+
+// ALE's ALEInterface::isSupportedROM, without its leak (it never frees the RomSettings it builds:
+// 24 bytes per call, and every seeded reset reloads the ROM) and without reading a file too large to
+// be a cartridge. The ROM's name if ALE knows its MD5, else nothing.
+std::optional<std::string> supported_rom(const std::filesystem::path& rom) {
+  if (!std::filesystem::is_regular_file(rom)) throw std::invalid_argument("ROM file not found: " + rom.string());
+  if (std::filesystem::file_size(rom) > kMaxRomBytes) return std::nullopt;
+  std::ifstream file(rom, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot open ROM file " + rom.string());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string md5 = ale::stella::MD5(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  const std::unique_ptr<ale::RomSettings> settings(ale::buildRomRLWrapper(rom, md5));
+  if (settings != nullptr && settings->md5() == md5) return std::string(settings->rom());
+  return std::nullopt;
+}
+
 void check_buffer(size_t got, size_t need, const char* what) {
   if (got < need) {
     throw std::length_error(std::string(what) + " buffer holds " + std::to_string(got) + " bytes, needs " +
@@ -129,17 +153,14 @@ int twm_ale_get_string(const TwmAle* ale, const char* key, char* buf, size_t cap
 }
 
 int twm_rom_is_supported(const char* path, int* out) noexcept {
-  TWM_PROTECT(*out = ale::ALEInterface::isSupportedROM(std::filesystem::path(path)).has_value() ? 1 : 0)
+  TWM_PROTECT(*out = supported_rom(std::filesystem::path(path)).has_value() ? 1 : 0)
 }
 
 int twm_ale_load_rom(TwmAle* ale, const char* path) noexcept {
   TWM_PROTECT({
     const std::filesystem::path rom(path);
-    if (!std::filesystem::is_regular_file(rom)) {
-      throw std::invalid_argument("ROM file not found: " + rom.string());
-    }
     // loadROM() calls std::exit(1) on a ROM it cannot wrap; refuse such files here instead.
-    if (!ale::ALEInterface::isSupportedROM(rom).has_value()) {
+    if (!supported_rom(rom).has_value()) {
       throw std::invalid_argument("not a supported Atari 2600 ROM (unknown MD5): " + rom.string());
     }
     ale->ale.loadROM(rom);
