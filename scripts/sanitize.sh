@@ -34,7 +34,8 @@ if [ "${1:-}" = "--python" ]; then
     echo "== Python rollout with the sanitized extension"
     wheel_dir="$CARGO_TARGET_DIR/wheel"
     rm -rf "$wheel_dir" && mkdir -p "$wheel_dir"
-    "$python" -m maturin build --release --quiet --out "$wheel_dir"
+    # The sanitizer runtimes are the system's, preloaded below: not copied into the wheel.
+    "$python" -m maturin build --release --quiet --auditwheel skip --out "$wheel_dir"
     site="$wheel_dir/site"
     "$python" -m pip install --quiet --no-deps --target "$site" "$wheel_dir"/torchwm-*.whl
     # The Python interpreter is not built with ASan: its runtime must be loaded first, and CPython's
