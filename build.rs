@@ -71,8 +71,6 @@ fn declare_inputs(manifest_dir: &Path) -> Result<(), String> {
     }
     let mut files = vec![manifest_dir.join("build.rs"), manifest_dir.join("pyproject.toml")];
     for (dir, extensions) in [("build", &["rs"][..]), ("src/ffi", &["h", "hpp", "cpp", "inc"][..])] {
-        // The directories too, so that a file added to them is seen.
-        files.push(manifest_dir.join(dir));
         list_files(&manifest_dir.join(dir), extensions, &mut files)
             .map_err(|e| format!("cannot list {}: {e}", manifest_dir.join(dir).display()))?;
     }
@@ -86,7 +84,6 @@ fn list_files(dir: &Path, extensions: &[&str], out: &mut Vec<PathBuf>) -> std::i
     for entry in fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            out.push(path.clone());
             list_files(&path, extensions, out)?;
         } else if extensions.contains(&path.extension().and_then(|e| e.to_str()).unwrap_or_default()) {
             out.push(path);

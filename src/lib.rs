@@ -9,7 +9,7 @@
 //! - [`vector`]: the thread pool that steps many of them;
 //! - `python`: pyo3 glue, behind the `python` feature.
 //!
-//! [`error`] is shared by all of them; [`bench`] measures the emulator and finds ROMs for the Rust
+//! [`error`] is shared by all of them; [`bench`](mod@bench) measures the emulator and finds ROMs for the Rust
 //! tests, benches and examples.
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]

@@ -53,7 +53,7 @@ impl FramePooler {
     }
 
     /// Pools the raw frames: `max(palette[newest], palette[previous])` per channel (see
-    /// [`pool_frames`] for the cases without a new or a previous frame). Returns the pooled frame
+    /// `pool_frames` for the cases without a new or a previous frame). Returns the pooled frame
     /// and the rows that changed since the last call (`None`: any may have).
     pub fn pool(&mut self, newest: &[u8], previous: &[u8], maxpool: bool) -> (&[u8], Option<&[bool]>) {
         let newest_is_new = std::mem::take(&mut self.newest_is_new);
