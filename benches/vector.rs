@@ -2,15 +2,13 @@
 //! 84x84 gray, stack 4: by num_envs, by num_threads, and async batches.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use torchwm::atari::AtariConfig;
+use torchwm::bench::find_rom;
 use torchwm::vector::{AtariVectorEnv, VectorConfig};
-
-#[path = "common.rs"]
-mod common;
 
 const STEPS: usize = 20;
 
-fn make(num_envs: usize, num_threads: usize, batch_size: usize) -> Option<AtariVectorEnv> {
-    let rom = common::rom("breakout")?;
+fn make(num_envs: usize, num_threads: usize, batch_size: usize) -> AtariVectorEnv {
+    let rom = find_rom("breakout").unwrap_or_else(|e| panic!("the vector bench needs ROMs: {e}"));
     let mut config = VectorConfig::new(rom, num_envs, AtariConfig::default());
     config.num_threads = num_threads;
     config.batch_size = batch_size;
@@ -18,7 +16,7 @@ fn make(num_envs: usize, num_threads: usize, batch_size: usize) -> Option<AtariV
     let ids: Vec<usize> = (0..num_envs).collect();
     let seeds: Vec<Option<u32>> = (0..num_envs as u32).map(Some).collect();
     env.reset(&ids, &seeds).unwrap();
-    Some(env)
+    env
 }
 
 fn run(env: &mut AtariVectorEnv, steps: usize, t: &mut i64) {
@@ -40,7 +38,7 @@ fn vector_steps(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_num_envs");
     group.sample_size(10);
     for num_envs in [2usize, 4, 8, 16, 32] {
-        let Some(mut env) = make(num_envs, 0, 0) else { return };
+        let mut env = make(num_envs, 0, 0);
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * num_envs) as u64));
         group.bench_with_input(BenchmarkId::from_parameter(num_envs), &num_envs, |b, _| {
@@ -52,7 +50,7 @@ fn vector_steps(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_num_threads_8_envs");
     group.sample_size(10);
     for threads in [1usize, 2, 4] {
-        let Some(mut env) = make(8, threads, 0) else { return };
+        let mut env = make(8, threads, 0);
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * 8) as u64));
         group.bench_with_input(BenchmarkId::from_parameter(threads), &threads, |b, _| {
@@ -64,7 +62,7 @@ fn vector_steps(c: &mut Criterion) {
     let mut group = c.benchmark_group("vector_batch_size_8_envs");
     group.sample_size(10);
     for batch in [2usize, 4, 8] {
-        let Some(mut env) = make(8, 0, batch) else { return };
+        let mut env = make(8, 0, batch);
         let mut t = 1;
         group.throughput(Throughput::Elements((STEPS * batch) as u64));
         group.bench_with_input(BenchmarkId::from_parameter(batch), &batch, |b, _| {

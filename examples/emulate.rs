@@ -2,16 +2,13 @@
 //! profilers (`perf record`, `valgrind --tool=callgrind`), with ROMs found as the benches find them.
 //!
 //! `cargo run --release --example emulate -- breakout 20000`
-use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let game = args.next().unwrap_or_else(|| "breakout".into());
     let frames: u64 = args.next().map(|f| f.parse()).transpose()?.unwrap_or(20_000);
-    let dir = std::env::var_os("TORCHWM_ROM_DIR")
-        .map(PathBuf::from)
-        .ok_or("set TORCHWM_ROM_DIR to ale-py's roms directory")?;
-    let fps = torchwm::bench::emulator_frames_per_second(&dir.join(format!("{game}.bin")), frames, 0)?;
+    let rom = torchwm::bench::find_rom(&game)?;
+    let fps = torchwm::bench::emulator_frames_per_second(&rom, frames, 0)?;
     println!("{game}: {fps:.0} frames/s over {frames} frames");
     Ok(())
 }

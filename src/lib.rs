@@ -1,14 +1,26 @@
-//! torchwm: a Rust core that drives the Arcade Learning Environment (ALE 0.12.1) and vectorizes it.
+//! torchwm: a Rust core that drives the Arcade Learning Environment (ALE, at the version pinned in
+//! pyproject.toml: [`ALE_VERSION`]) and vectorizes it.
 //!
-//! Layers, bottom up: [`ffi`] (the C++ shim and its declarations, the only `unsafe`), [`ale`] (a safe
-//! emulator handle), [`preprocess`] (frame operations), [`atari`] (one preprocessed Atari env),
-//! [`vector`] (the thread pool that steps many of them), and `python` (pyo3 glue, behind the
-//! `python` feature).
+//! Layers, bottom up; each uses only the ones below it:
+//! - `ffi`: the C++ shim's declarations and owned handles; the only `unsafe` code (enforced below);
+//! - [`ale`]: the safe emulator, its palettes and noop RNG; `fork`: fork detection;
+//! - [`preprocess`]: frame operations on plain buffers;
+//! - [`atari`]: one preprocessed Atari env;
+//! - [`vector`]: the thread pool that steps many of them;
+//! - `python`: pyo3 glue, behind the `python` feature.
+//!
+//! [`error`] is shared by all of them; [`bench`](mod@bench) measures the emulator and finds ROMs for the Rust
+//! tests, benches and examples.
+#![deny(unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod ale;
 pub mod atari;
 pub mod bench;
 pub mod error;
+#[allow(unsafe_code)]
 mod ffi;
+mod fork;
 pub mod preprocess;
 pub mod record;
 pub mod vector;
@@ -16,7 +28,7 @@ pub mod vector;
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.
 use libz_sys as _;
 
-pub use ale::{Ale, AleState};
+pub use ale::{Ale, AleState, ALE_VERSION};
 pub use error::{Error, Result};
 
 #[cfg(feature = "python")]

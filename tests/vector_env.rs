@@ -5,8 +5,8 @@ use torchwm::atari::AtariConfig;
 use torchwm::vector::{AtariVectorEnv, AutoresetMode, BatchResult, VectorConfig};
 use torchwm::Error;
 
-fn rollout(num_threads: usize, mode: AutoresetMode) -> Option<Vec<BatchResult>> {
-    let rom = common::rom("breakout")?;
+fn rollout(num_threads: usize, mode: AutoresetMode) -> Vec<BatchResult> {
+    let rom = common::rom("breakout");
     let mut config = VectorConfig::new(rom, 4, AtariConfig { repeat_action_probability: 0.25, ..Default::default() });
     config.num_threads = num_threads;
     config.autoreset_mode = mode;
@@ -17,14 +17,14 @@ fn rollout(num_threads: usize, mode: AutoresetMode) -> Option<Vec<BatchResult>> 
         let actions: Vec<i64> = (0..4).map(|i| (t * 7 + i * 3) % n).collect();
         batches.push(env.step(&actions, &[1.0; 4]).unwrap());
     }
-    Some(batches)
+    batches
 }
 
 #[test]
 fn trajectories_do_not_depend_on_thread_count() {
     for mode in [AutoresetMode::NextStep, AutoresetMode::SameStep] {
-        let Some(one) = rollout(1, mode) else { return };
-        let two = rollout(2, mode).unwrap();
+        let one = rollout(1, mode);
+        let two = rollout(2, mode);
         assert!(one == two, "{mode:?}: 1 and 2 threads differ");
         assert_eq!(one[1].obs.len(), 4 * 4 * 84 * 84);
     }
@@ -32,7 +32,7 @@ fn trajectories_do_not_depend_on_thread_count() {
 
 #[test]
 fn async_batches_return_first_ready_envs_and_every_env_is_served() {
-    let Some(rom) = common::rom("pong") else { return };
+    let rom = common::rom("pong");
     let mut config = VectorConfig::new(rom, 6, AtariConfig::default());
     config.batch_size = 2;
     let mut env = AtariVectorEnv::new(config).unwrap();
@@ -56,7 +56,7 @@ fn async_batches_return_first_ready_envs_and_every_env_is_served() {
 
 #[test]
 fn protocol_errors_leave_the_env_usable() {
-    let Some(rom) = common::rom("breakout") else { return };
+    let rom = common::rom("breakout");
     let mut env = AtariVectorEnv::new(VectorConfig::new(rom, 2, AtariConfig::default())).unwrap();
     assert!(matches!(env.recv(), Err(e) if e.is_state_error()));
     assert!(matches!(env.send(&[0, 0], &[1.0, 1.0]), Err(e) if e.is_state_error()));
@@ -77,7 +77,7 @@ fn protocol_errors_leave_the_env_usable() {
 
 #[test]
 fn invalid_configs_are_rejected() {
-    let Some(rom) = common::rom("breakout") else { return };
+    let rom = common::rom("breakout");
     let bad = |f: &dyn Fn(&mut VectorConfig)| {
         let mut config = VectorConfig::new(rom.clone(), 2, AtariConfig::default());
         f(&mut config);

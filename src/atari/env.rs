@@ -7,9 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{AtariConfig, ObsFormat};
-use crate::ale::{Ale, ACTION_FIRE, ACTION_NOOP};
+use crate::ale::{Ale, NoopRng, ACTION_FIRE, ACTION_NOOP};
 use crate::error::{Error, Result};
-use crate::ffi::NoopRng;
 use crate::preprocess::{FramePooler, FrameStack, Resizer};
 
 /// An episode that a step ended: game over, the frame limit, or (under `episodic_life`) a lost life,

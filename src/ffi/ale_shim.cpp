@@ -1,25 +1,41 @@
 // C ABI over ale::ALEInterface (see ale_shim.h).
 //
-// Every entry point runs inside TWM_PROTECT: a C++ exception becomes a -1 return and a thread-local
-// message, so nothing unwinds into Rust. ALE calls std::exit() on some bad inputs (a missing or
+// Every entry point that can fail runs inside TWM_PROTECT: a C++ exception becomes a -1 return and a
+// thread-local message, so nothing unwinds into Rust (and all are noexcept: were anything to escape,
+// the process would stop at once instead). ALE calls std::exit() on some bad inputs (a missing or
 // unsupported ROM); those are checked here first so the process never exits under the caller.
 #include "ale_shim.h"
 
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "ale/ale_interface.hpp"
+#include "ale/emucore/MD5.hxx"
+#include "ale/games/Roms.hpp"
 
 namespace {
 
 thread_local std::string last_error;
+// Set when the message itself could not be stored (no memory left for it).
+thread_local const char* last_error_fallback = nullptr;
 
-void set_error(const char* message) { last_error = message ? message : "unknown C++ error"; }
+void set_error(const char* message) noexcept {
+  try {
+    last_error = message ? message : "unknown C++ error";
+    last_error_fallback = nullptr;
+  } catch (...) {
+    last_error_fallback = "a C++ error whose message could not be stored (out of memory)";
+  }
+}
 
 }  // namespace
 
@@ -66,6 +82,24 @@ void copy_list(const std::vector<U>& values, T* buf, size_t cap, size_t* len) {
   for (size_t i = 0; i < n; ++i) buf[i] = static_cast<T>(values[i]);
 }
 
+// Larger than any Atari 2600 cartridge (the largest bank-switched ones hold a few hundred KiB).
+constexpr std::uintmax_t kMaxRomBytes = 16u << 20;
+
+// ALE's ALEInterface::isSupportedROM, without its leak (it never frees the RomSettings it builds:
+// 24 bytes per call, and every seeded reset reloads the ROM) and without reading a file too large to
+// be a cartridge. The ROM's name if ALE knows its MD5, else nothing.
+std::optional<std::string> supported_rom(const std::filesystem::path& rom) {
+  if (!std::filesystem::is_regular_file(rom)) throw std::invalid_argument("ROM file not found: " + rom.string());
+  if (std::filesystem::file_size(rom) > kMaxRomBytes) return std::nullopt;
+  std::ifstream file(rom, std::ios::binary);
+  if (!file) throw std::runtime_error("cannot open ROM file " + rom.string());
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string md5 = ale::stella::MD5(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  const std::unique_ptr<ale::RomSettings> settings(ale::buildRomRLWrapper(rom, md5));
+  if (settings != nullptr && settings->md5() == md5) return std::string(settings->rom());
+  return std::nullopt;
+}
+
 void check_buffer(size_t got, size_t need, const char* what) {
   if (got < need) {
     throw std::length_error(std::string(what) + " buffer holds " + std::to_string(got) + " bytes, needs " +
@@ -77,38 +111,36 @@ void check_buffer(size_t got, size_t need, const char* what) {
 
 extern "C" {
 
-const char* twm_last_error(void) { return last_error.c_str(); }
+const char* twm_last_error(void) noexcept {
+  return last_error_fallback != nullptr ? last_error_fallback : last_error.c_str();
+}
 
-int twm_set_logger_mode(int mode) {
+int twm_set_logger_mode(int mode) noexcept {
   TWM_PROTECT({
     if (mode < 0 || mode > 2) throw std::invalid_argument("logger mode must be 0 (info), 1 (warning) or 2 (error)");
     ale::Logger::setMode(static_cast<ale::Logger::mode>(mode));
   })
 }
 
-int twm_ale_new(TwmAle** out) { TWM_PROTECT({ *out = new TwmAle(); }) }
+int twm_ale_new(TwmAle** out) noexcept { TWM_PROTECT({ *out = new TwmAle(); }) }
 
-void twm_ale_free(TwmAle* ale) {
-  try {
-    delete ale;
-  } catch (...) {
-  }
-}
+// Destructors are noexcept: nothing to catch.
+void twm_ale_free(TwmAle* ale) noexcept { delete ale; }
 
-int twm_ale_set_int(TwmAle* ale, const char* key, int value) { TWM_PROTECT(ale->ale.setInt(key, value)) }
-int twm_ale_set_float(TwmAle* ale, const char* key, float value) { TWM_PROTECT(ale->ale.setFloat(key, value)) }
-int twm_ale_set_bool(TwmAle* ale, const char* key, int value) { TWM_PROTECT(ale->ale.setBool(key, value != 0)) }
-int twm_ale_set_string(TwmAle* ale, const char* key, const char* value) {
+int twm_ale_set_int(TwmAle* ale, const char* key, int value) noexcept { TWM_PROTECT(ale->ale.setInt(key, value)) }
+int twm_ale_set_float(TwmAle* ale, const char* key, float value) noexcept { TWM_PROTECT(ale->ale.setFloat(key, value)) }
+int twm_ale_set_bool(TwmAle* ale, const char* key, int value) noexcept { TWM_PROTECT(ale->ale.setBool(key, value != 0)) }
+int twm_ale_set_string(TwmAle* ale, const char* key, const char* value) noexcept {
   TWM_PROTECT(ale->ale.setString(key, value))
 }
-int twm_ale_get_int(const TwmAle* ale, const char* key, int* out) { TWM_PROTECT(*out = ale->ale.getInt(key)) }
-int twm_ale_get_float(const TwmAle* ale, const char* key, float* out) {
+int twm_ale_get_int(const TwmAle* ale, const char* key, int* out) noexcept { TWM_PROTECT(*out = ale->ale.getInt(key)) }
+int twm_ale_get_float(const TwmAle* ale, const char* key, float* out) noexcept {
   TWM_PROTECT(*out = ale->ale.getFloat(key))
 }
-int twm_ale_get_bool(const TwmAle* ale, const char* key, int* out) {
+int twm_ale_get_bool(const TwmAle* ale, const char* key, int* out) noexcept {
   TWM_PROTECT(*out = ale->ale.getBool(key) ? 1 : 0)
 }
-int twm_ale_get_string(const TwmAle* ale, const char* key, char* buf, size_t cap, size_t* len) {
+int twm_ale_get_string(const TwmAle* ale, const char* key, char* buf, size_t cap, size_t* len) noexcept {
   TWM_PROTECT({
     const std::string& value = ale->ale.getStringInplace(key);
     *len = value.size();
@@ -120,25 +152,22 @@ int twm_ale_get_string(const TwmAle* ale, const char* key, char* buf, size_t cap
   })
 }
 
-int twm_rom_is_supported(const char* path, int* out) {
-  TWM_PROTECT(*out = ale::ALEInterface::isSupportedROM(std::filesystem::path(path)).has_value() ? 1 : 0)
+int twm_rom_is_supported(const char* path, int* out) noexcept {
+  TWM_PROTECT(*out = supported_rom(std::filesystem::path(path)).has_value() ? 1 : 0)
 }
 
-int twm_ale_load_rom(TwmAle* ale, const char* path) {
+int twm_ale_load_rom(TwmAle* ale, const char* path) noexcept {
   TWM_PROTECT({
     const std::filesystem::path rom(path);
-    if (!std::filesystem::is_regular_file(rom)) {
-      throw std::invalid_argument("ROM file not found: " + rom.string());
-    }
     // loadROM() calls std::exit(1) on a ROM it cannot wrap; refuse such files here instead.
-    if (!ale::ALEInterface::isSupportedROM(rom).has_value()) {
+    if (!supported_rom(rom).has_value()) {
       throw std::invalid_argument("not a supported Atari 2600 ROM (unknown MD5): " + rom.string());
     }
     ale->ale.loadROM(rom);
   })
 }
 
-int twm_ale_act(TwmAle* ale, int action, float paddle_strength, int* reward) {
+int twm_ale_act(TwmAle* ale, int action, float paddle_strength, int* reward) noexcept {
   TWM_PROTECT({
     if (action < 0 || action >= static_cast<int>(ale::PLAYER_B_NOOP)) {
       throw std::out_of_range("action " + std::to_string(action) + " is not in [0, 18)");
@@ -147,35 +176,35 @@ int twm_ale_act(TwmAle* ale, int action, float paddle_strength, int* reward) {
   })
 }
 
-int twm_ale_reset_game(TwmAle* ale) { TWM_PROTECT(loaded(ale).reset_game()) }
-int twm_ale_game_over(const TwmAle* ale, int with_truncation, int* out) {
+int twm_ale_reset_game(TwmAle* ale) noexcept { TWM_PROTECT(loaded(ale).reset_game()) }
+int twm_ale_game_over(const TwmAle* ale, int with_truncation, int* out) noexcept {
   TWM_PROTECT(*out = loaded(ale).game_over(with_truncation != 0) ? 1 : 0)
 }
-int twm_ale_game_truncated(const TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).game_truncated() ? 1 : 0) }
-int twm_ale_lives(TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).lives()) }
-int twm_ale_frame_number(const TwmAle* ale, int* out) { TWM_PROTECT(*out = loaded(ale).getFrameNumber()) }
-int twm_ale_episode_frame_number(const TwmAle* ale, int* out) {
+int twm_ale_game_truncated(const TwmAle* ale, int* out) noexcept { TWM_PROTECT(*out = loaded(ale).game_truncated() ? 1 : 0) }
+int twm_ale_lives(TwmAle* ale, int* out) noexcept { TWM_PROTECT(*out = loaded(ale).lives()) }
+int twm_ale_frame_number(const TwmAle* ale, int* out) noexcept { TWM_PROTECT(*out = loaded(ale).getFrameNumber()) }
+int twm_ale_episode_frame_number(const TwmAle* ale, int* out) noexcept {
   TWM_PROTECT(*out = loaded(ale).getEpisodeFrameNumber())
 }
 
-int twm_ale_minimal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) {
+int twm_ale_minimal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) noexcept {
   TWM_PROTECT(copy_list(loaded(ale).getMinimalActionSet(), buf, cap, len))
 }
-int twm_ale_legal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) {
+int twm_ale_legal_action_set(const TwmAle* ale, int* buf, size_t cap, size_t* len) noexcept {
   TWM_PROTECT(copy_list(loaded(ale).getLegalActionSet(), buf, cap, len))
 }
-int twm_ale_available_modes(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) {
+int twm_ale_available_modes(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) noexcept {
   TWM_PROTECT(copy_list(loaded(ale).getAvailableModes(), buf, cap, len))
 }
-int twm_ale_available_difficulties(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) {
+int twm_ale_available_difficulties(const TwmAle* ale, unsigned* buf, size_t cap, size_t* len) noexcept {
   TWM_PROTECT(copy_list(loaded(ale).getAvailableDifficulties(), buf, cap, len))
 }
-int twm_ale_set_mode(TwmAle* ale, unsigned mode) { TWM_PROTECT(loaded(ale).setMode(mode)) }
-int twm_ale_get_mode(const TwmAle* ale, unsigned* out) { TWM_PROTECT(*out = loaded(ale).getMode()) }
-int twm_ale_set_difficulty(TwmAle* ale, unsigned difficulty) { TWM_PROTECT(loaded(ale).setDifficulty(difficulty)) }
-int twm_ale_get_difficulty(const TwmAle* ale, unsigned* out) { TWM_PROTECT(*out = loaded(ale).getDifficulty()) }
+int twm_ale_set_mode(TwmAle* ale, unsigned mode) noexcept { TWM_PROTECT(loaded(ale).setMode(mode)) }
+int twm_ale_get_mode(const TwmAle* ale, unsigned* out) noexcept { TWM_PROTECT(*out = loaded(ale).getMode()) }
+int twm_ale_set_difficulty(TwmAle* ale, unsigned difficulty) noexcept { TWM_PROTECT(loaded(ale).setDifficulty(difficulty)) }
+int twm_ale_get_difficulty(const TwmAle* ale, unsigned* out) noexcept { TWM_PROTECT(*out = loaded(ale).getDifficulty()) }
 
-int twm_ale_screen_dims(const TwmAle* ale, size_t* height, size_t* width) {
+int twm_ale_screen_dims(const TwmAle* ale, size_t* height, size_t* width) noexcept {
   TWM_PROTECT({
     const ale::ALEScreen& screen = loaded(ale).getScreen();
     *height = screen.height();
@@ -183,7 +212,7 @@ int twm_ale_screen_dims(const TwmAle* ale, size_t* height, size_t* width) {
   })
 }
 
-int twm_ale_screen_raw(const TwmAle* ale, uint8_t* buf, size_t len) {
+int twm_ale_screen_raw(const TwmAle* ale, uint8_t* buf, size_t len) noexcept {
   TWM_PROTECT({
     const ale::ALEScreen& screen = loaded(ale).getScreen();
     const size_t n = screen.height() * screen.width();
@@ -192,7 +221,7 @@ int twm_ale_screen_raw(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
-int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len) {
+int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len) noexcept {
   TWM_PROTECT({
     const ale::ALEInterface& interface = loaded(ale);
     const ale::ALEScreen& screen = interface.getScreen();
@@ -202,7 +231,7 @@ int twm_ale_screen_grayscale(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
-int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
+int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len) noexcept {
   TWM_PROTECT({
     check_buffer(len, 256, "grayscale palette");
     ale::ColourPalette& palette = loaded(ale).theOSystem->colourPalette();
@@ -216,7 +245,7 @@ int twm_ale_grayscale_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
-int twm_ale_rgb_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
+int twm_ale_rgb_palette(const TwmAle* ale, uint8_t* buf, size_t len) noexcept {
   TWM_PROTECT({
     check_buffer(len, 256 * 3, "RGB palette");
     ale::ColourPalette& palette = loaded(ale).theOSystem->colourPalette();
@@ -227,7 +256,7 @@ int twm_ale_rgb_palette(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
-int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) {
+int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) noexcept {
   TWM_PROTECT({
     const ale::ALEInterface& interface = loaded(ale);
     const ale::ALEScreen& screen = interface.getScreen();
@@ -237,7 +266,7 @@ int twm_ale_screen_rgb(const TwmAle* ale, uint8_t* buf, size_t len) {
   })
 }
 
-int twm_ale_ram(const TwmAle* ale, uint8_t* buf, size_t len, size_t* ram_size) {
+int twm_ale_ram(const TwmAle* ale, uint8_t* buf, size_t len, size_t* ram_size) noexcept {
   TWM_PROTECT({
     const ale::ALERAM& ram = loaded(ale).getRAM();
     *ram_size = ram.size();
@@ -245,25 +274,22 @@ int twm_ale_ram(const TwmAle* ale, uint8_t* buf, size_t len, size_t* ram_size) {
   })
 }
 
-int twm_ale_set_ram(TwmAle* ale, size_t index, uint8_t value) { TWM_PROTECT(loaded(ale).setRAM(index, value)) }
+int twm_ale_set_ram(TwmAle* ale, size_t index, uint8_t value) noexcept { TWM_PROTECT(loaded(ale).setRAM(index, value)) }
 
-int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) {
+int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) noexcept {
   TWM_PROTECT(*out = new TwmState{loaded(ale).cloneState(include_rng != 0)})
 }
-int twm_ale_restore_state(TwmAle* ale, const TwmState* state) { TWM_PROTECT(loaded(ale).restoreState(state->state)) }
-void twm_state_free(TwmState* state) {
-  try {
-    delete state;
-  } catch (...) {
-  }
-}
+int twm_ale_restore_state(TwmAle* ale, const TwmState* state) noexcept { TWM_PROTECT(loaded(ale).restoreState(state->state)) }
+// Destructors are noexcept: nothing to catch.
+void twm_state_free(TwmState* state) noexcept { delete state; }
 
-int twm_noop_rng_new(unsigned seed, TwmNoopRng** out) { TWM_PROTECT(*out = new TwmNoopRng{std::mt19937(seed)}) }
-void twm_noop_rng_free(TwmNoopRng* rng) { delete rng; }
-void twm_noop_rng_seed(TwmNoopRng* rng, unsigned seed) { rng->engine.seed(seed); }
-int twm_noop_rng_uniform(TwmNoopRng* rng, int low, int high) {
+int twm_noop_rng_new(unsigned seed, TwmNoopRng** out) noexcept { TWM_PROTECT(*out = new TwmNoopRng{std::mt19937(seed)}) }
+void twm_noop_rng_free(TwmNoopRng* rng) noexcept { delete rng; }
+void twm_noop_rng_seed(TwmNoopRng* rng, unsigned seed) noexcept { rng->engine.seed(seed); }
+int twm_noop_rng_uniform(TwmNoopRng* rng, int low, int high) noexcept {
   // The same distribution object ale_py constructs: uniform_int_distribution<>(low, high), inclusive.
-  return std::uniform_int_distribution<>(low, high)(rng->engine);
+  // Its precondition low <= high is kept here too (high below low counts as low).
+  return std::uniform_int_distribution<>(low, std::max(low, high))(rng->engine);
 }
 
 }  // extern "C"

@@ -1,24 +1,17 @@
-//! A `pthread_atfork` child hook: counts forks so a vector env created before `fork()` knows, in the
-//! child, that its worker threads do not exist there (instead of deadlocking on them).
-use std::sync::atomic::{AtomicU64, Ordering};
+//! Registration of a `pthread_atfork` child hook (the counting itself is safe code, in `crate::fork`).
 use std::sync::Once;
 
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 static REGISTER: Once = Once::new();
 
-extern "C" fn on_fork_child() {
-    // Only an atomic store: async-signal-safe, as a child hook must be.
-    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
-}
-
-/// Registers the hook (once per process) and returns the current generation.
-pub(crate) fn fork_generation() -> u64 {
+/// Registers `hook` to run in the child after every `fork()`, once per process (later calls do
+/// nothing). The hook must be async-signal-safe, as a child hook runs where only such calls are.
+pub(crate) fn register_fork_child_hook(hook: extern "C" fn()) {
     REGISTER.call_once(|| {
-        // SAFETY: registering a plain `extern "C"` function with no prepare/parent hooks; the
-        // function only touches an atomic.
+        // SAFETY: registers a plain `extern "C"` function with no prepare/parent hooks; the caller's
+        // hook is async-signal-safe (documented above). The result is ignored: it fails only for lack
+        // of memory, and then fork detection is simply unavailable.
         unsafe {
-            libc::pthread_atfork(None, None, Some(on_fork_child));
+            libc::pthread_atfork(None, None, Some(hook));
         }
     });
-    FORK_GENERATION.load(Ordering::SeqCst)
 }

@@ -2,9 +2,7 @@
 //! palette lookup (grayscale or RGB) and the max-pool are one pass, and only the rows that changed
 //! since the last step are recomputed (successive Atari frames leave 80–95% of the rows as they were).
 
-/// The grayscale value or the RGB colour of each palette index, as ALE's `getScreenGrayscale` /
-/// `getScreenRGB` map it (grayscale uses the first entry of each).
-pub type Palette = [[u8; 3]; 256];
+pub use crate::ale::Palette;
 
 /// Pools the last two raw frames of one env into its observation frame (`channels` 1 or 3).
 pub struct FramePooler {
@@ -55,7 +53,7 @@ impl FramePooler {
     }
 
     /// Pools the raw frames: `max(palette[newest], palette[previous])` per channel (see
-    /// [`pool_frames`] for the cases without a new or a previous frame). Returns the pooled frame
+    /// `pool_frames` for the cases without a new or a previous frame). Returns the pooled frame
     /// and the rows that changed since the last call (`None`: any may have).
     pub fn pool(&mut self, newest: &[u8], previous: &[u8], maxpool: bool) -> (&[u8], Option<&[bool]>) {
         let newest_is_new = std::mem::take(&mut self.newest_is_new);

@@ -40,7 +40,7 @@ pub(crate) fn check_signals() -> crate::Result<()> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("ALE_VERSION", "0.12.1")?;
+    m.add("ALE_VERSION", crate::ALE_VERSION)?;
     m.add_class::<ale::Ale>()?;
     m.add_class::<ale::AleState>()?;
     m.add_class::<vector::AtariVectorCore>()?;

@@ -9,7 +9,7 @@ use super::config::{ImageFormat, RecordConfig};
 use super::error::RecordError;
 use super::grid::Grid;
 use super::sink::Sink;
-use crate::ffi::fork_generation;
+use crate::fork::fork_generation;
 
 /// Batches waiting for the encoder. When it falls this far behind, `push` waits for it, which bounds
 /// memory (16 Atari frames are 1.6 MB a batch).

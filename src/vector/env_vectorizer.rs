@@ -16,7 +16,7 @@ use super::config::{AutoresetMode, VectorConfig};
 use super::worker::{spawn_workers, EnvSlot, SharedEnvs};
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
-use crate::ffi::fork_generation;
+use crate::fork::fork_generation;
 
 mod batches;
 mod render;

@@ -5,12 +5,21 @@ use std::sync::Once;
 
 use crate::error::{Error, Result};
 use crate::ffi::{self, c_string, RawAle, RawState};
-use crate::preprocess::Palette;
+
+mod noop_rng;
+pub(crate) use noop_rng::NoopRng;
+
+/// The ALE release compiled in: the `ale-py==X` pin of pyproject.toml (see build.rs).
+pub const ALE_VERSION: &str = env!("TORCHWM_ALE_VERSION");
 
 /// Number of single-player actions (`PLAYER_A_NOOP` .. `PLAYER_A_DOWNLEFTFIRE`).
 pub const NUM_ACTIONS: i32 = 18;
 pub const ACTION_NOOP: i32 = 0;
 pub const ACTION_FIRE: i32 = 1;
+
+/// The grayscale value or the RGB colour of each palette index (raw screen byte), as ALE's
+/// `getScreenGrayscale` / `getScreenRGB` map it (a grayscale table repeats its value in all three).
+pub type Palette = [[u8; 3]; 256];
 
 static QUIET_LOGGER: Once = Once::new();
 

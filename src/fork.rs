@@ -1,0 +1,20 @@
+//! Fork detection: a vector env created before `fork()` must know, in the child, that its worker
+//! threads do not exist there (instead of deadlocking on them).
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::ffi::register_fork_child_hook;
+
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_fork_child() {
+    // Only an atomic add: async-signal-safe, as a child hook must be.
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many `fork()`s lie between the process that started the program and this one: an object
+/// that saved it at creation and reads a different value now is in a forked child. Registers the
+/// counting hook on first use.
+pub(crate) fn fork_generation() -> u64 {
+    register_fork_child_hook(on_fork_child);
+    FORK_GENERATION.load(Ordering::SeqCst)
+}
