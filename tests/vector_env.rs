@@ -96,7 +96,7 @@ fn invalid_configs_are_rejected() {
 #[test]
 fn episode_statistics_sum_the_raw_rewards_of_each_episode() {
     for mode in [AutoresetMode::NextStep, AutoresetMode::SameStep] {
-        let Some(rom) = common::rom("breakout") else { return };
+        let rom = common::rom("breakout");
         let mut config = VectorConfig::new(rom, 2, AtariConfig { max_episode_frames: 400, ..Default::default() });
         config.autoreset_mode = mode;
         assert!(AtariVectorEnv::new(config.clone()).unwrap().reset(&[0, 1], &[None; 2]).unwrap().episodes.is_none());
