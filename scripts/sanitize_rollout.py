@@ -42,9 +42,9 @@ def emulator_calls() -> None:
         ale.restore_state(state)
         ale.set_ram(3, 7)
         ale.ram()
-        for bad in (lambda: ale.act(99), lambda: ale.set_int("no_such_setting", 1)):
+        for method, args in ((ale.act, (99,)), (ale.set_int, ("no_such_setting", 1))):
             try:
-                bad()
+                method(*args)
             except Exception:
                 pass
             else:

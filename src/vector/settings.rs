@@ -135,32 +135,63 @@ const fn ints(min: i64, max: i64) -> Kind {
     Kind::Int { min, max }
 }
 
+/// A bool keyword stored as is in a `VectorConfig` field.
+macro_rules! bool_setting {
+    ($name:literal, $doc:expr, $($field:ident).+) => {
+        Setting {
+            name: $name,
+            aliases: &[],
+            kind: Kind::Bool,
+            doc: $doc,
+            get: |c| SettingValue::Bool(c.$($field).+),
+            set: |c, v| c.$($field).+ = boolean(v),
+        }
+    };
+}
+
+/// An integer keyword stored in a `usize` field of `VectorConfig`.
+macro_rules! count_setting {
+    ($name:literal, $kind:expr, $doc:expr, $($field:ident).+) => {
+        Setting {
+            name: $name,
+            aliases: &[],
+            kind: $kind,
+            doc: $doc,
+            get: |c| count(c.$($field).+),
+            set: |c, v| c.$($field).+ = uint(v),
+        }
+    };
+}
+
+/// An integer keyword stored in a `u32` field of `VectorConfig`, with its other spellings.
+macro_rules! int_setting {
+    ($name:literal, $aliases:expr, $kind:expr, $doc:expr, $($field:ident).+) => {
+        Setting {
+            name: $name,
+            aliases: $aliases,
+            kind: $kind,
+            doc: $doc,
+            get: |c| SettingValue::Int(c.$($field).+.into()),
+            set: |c, v| c.$($field).+ = uint(v),
+        }
+    };
+}
+
 /// The keywords, in ale_py's order (`num_envs` first: it is also the second positional argument).
 pub static SETTINGS: &[Setting] = &[
-    Setting {
-        name: "num_envs",
-        aliases: &[],
-        kind: ints(1, INT_MAX),
-        doc: "Number of environments.",
-        get: |c| count(c.num_envs),
-        set: |c, v| c.num_envs = uint(v),
-    },
-    Setting {
-        name: "batch_size",
-        aliases: &[],
-        kind: ints(0, INT_MAX),
-        doc: "Envs per batch returned by recv(); 0 means num_envs (synchronous).",
-        get: |c| count(c.batch_size),
-        set: |c, v| c.batch_size = uint(v),
-    },
-    Setting {
-        name: "num_threads",
-        aliases: &[],
-        kind: ints(0, INT_MAX),
-        doc: "Worker threads; 0 picks from the batch size and the available cores.",
-        get: |c| count(c.num_threads),
-        set: |c, v| c.num_threads = uint(v),
-    },
+    count_setting!("num_envs", ints(1, INT_MAX), "Number of environments.", num_envs),
+    count_setting!(
+        "batch_size",
+        ints(0, INT_MAX),
+        "Envs per batch returned by recv(); 0 means num_envs (synchronous).",
+        batch_size
+    ),
+    count_setting!(
+        "num_threads",
+        ints(0, INT_MAX),
+        "Worker threads; 0 picks from the batch size and the available cores.",
+        num_threads
+    ),
     Setting {
         name: "thread_affinity_offset",
         aliases: &[],
@@ -169,14 +200,13 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| c.thread_affinity_offset.map_or(SettingValue::Int(-1), count),
         set: |c, v| c.thread_affinity_offset = usize::try_from(int(v)).ok(),
     },
-    Setting {
-        name: "max_num_frames_per_episode",
-        aliases: &["max_episode_steps"],
-        kind: ints(1, INT_MAX),
-        doc: "Emulator frames per episode before truncation.",
-        get: |c| SettingValue::Int(c.env.max_episode_frames.into()),
-        set: |c, v| c.env.max_episode_frames = uint(v),
-    },
+    int_setting!(
+        "max_num_frames_per_episode",
+        &["max_episode_steps"],
+        ints(1, INT_MAX),
+        "Emulator frames per episode before truncation.",
+        env.max_episode_frames
+    ),
     Setting {
         name: "repeat_action_probability",
         aliases: &[],
@@ -185,22 +215,12 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| SettingValue::Float(c.env.repeat_action_probability.into()),
         set: |c, v| c.env.repeat_action_probability = float(v) as f32,
     },
-    Setting {
-        name: "full_action_space",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Use all 18 actions instead of the game's minimal set.",
-        get: |c| SettingValue::Bool(c.env.full_action_space),
-        set: |c, v| c.env.full_action_space = boolean(v),
-    },
-    Setting {
-        name: "continuous",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Continuous actions (radius, theta, fire), mapped onto the full action set.",
-        get: |c| SettingValue::Bool(c.continuous),
-        set: |c, v| c.continuous = boolean(v),
-    },
+    bool_setting!("full_action_space", "Use all 18 actions instead of the game's minimal set.", env.full_action_space),
+    bool_setting!(
+        "continuous",
+        "Continuous actions (radius, theta, fire), mapped onto the full action set.",
+        continuous
+    ),
     Setting {
         name: "continuous_action_threshold",
         aliases: &[],
@@ -221,22 +241,8 @@ pub static SETTINGS: &[Setting] = &[
             }
         },
     },
-    Setting {
-        name: "img_height",
-        aliases: &[],
-        kind: ints(1, 4096),
-        doc: "Observation height in pixels.",
-        get: |c| count(c.env.img_height),
-        set: |c, v| c.env.img_height = uint(v),
-    },
-    Setting {
-        name: "img_width",
-        aliases: &[],
-        kind: ints(1, 4096),
-        doc: "Observation width in pixels.",
-        get: |c| count(c.env.img_width),
-        set: |c, v| c.env.img_width = uint(v),
-    },
+    count_setting!("img_height", ints(1, 4096), "Observation height in pixels.", env.img_height),
+    count_setting!("img_width", ints(1, 4096), "Observation width in pixels.", env.img_width),
     Setting {
         name: "grayscale",
         aliases: &[],
@@ -245,62 +251,29 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| SettingValue::Bool(c.env.obs_format == ObsFormat::Grayscale),
         set: |c, v| c.env.obs_format = if boolean(v) { ObsFormat::Grayscale } else { ObsFormat::Rgb },
     },
-    Setting {
-        name: "stack_num",
-        aliases: &[],
-        kind: ints(1, INT_MAX),
-        doc: "Frames stacked per observation.",
-        get: |c| count(c.env.stack_num),
-        set: |c, v| c.env.stack_num = uint(v),
-    },
-    Setting {
-        name: "frameskip",
-        aliases: &["frame_skip"],
-        kind: ints(1, INT_MAX),
-        doc: "Emulator frames per step (the action repeats); at most max_num_frames_per_episode.",
-        get: |c| SettingValue::Int(c.env.frame_skip.into()),
-        set: |c, v| c.env.frame_skip = uint(v),
-    },
-    Setting {
-        name: "maxpool",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Max-pool the last two frames of a step.",
-        get: |c| SettingValue::Bool(c.env.maxpool),
-        set: |c, v| c.env.maxpool = boolean(v),
-    },
-    Setting {
-        name: "noop_max",
-        aliases: &[],
-        kind: ints(0, INT_MAX),
-        doc: "Resets take a random number of no-op frames below it; at most max_num_frames_per_episode.",
-        get: |c| SettingValue::Int(c.env.noop_max.into()),
-        set: |c, v| c.env.noop_max = uint(v),
-    },
-    Setting {
-        name: "episodic_life",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "End the episode when a life is lost.",
-        get: |c| SettingValue::Bool(c.env.episodic_life),
-        set: |c, v| c.env.episodic_life = boolean(v),
-    },
-    Setting {
-        name: "life_loss_info",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Report a lost life as a termination (without ending the episode).",
-        get: |c| SettingValue::Bool(c.env.life_loss_info),
-        set: |c, v| c.env.life_loss_info = boolean(v),
-    },
-    Setting {
-        name: "reward_clipping",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Clip rewards to [-1, 1].",
-        get: |c| SettingValue::Bool(c.env.reward_clipping),
-        set: |c, v| c.env.reward_clipping = boolean(v),
-    },
+    count_setting!("stack_num", ints(1, INT_MAX), "Frames stacked per observation.", env.stack_num),
+    int_setting!(
+        "frameskip",
+        &["frame_skip"],
+        ints(1, INT_MAX),
+        "Emulator frames per step (the action repeats); at most max_num_frames_per_episode.",
+        env.frame_skip
+    ),
+    bool_setting!("maxpool", "Max-pool the last two frames of a step.", env.maxpool),
+    int_setting!(
+        "noop_max",
+        &[],
+        ints(0, INT_MAX),
+        "Resets take a random number of no-op frames below it; at most max_num_frames_per_episode.",
+        env.noop_max
+    ),
+    bool_setting!("episodic_life", "End the episode when a life is lost.", env.episodic_life),
+    bool_setting!(
+        "life_loss_info",
+        "Report a lost life as a termination (without ending the episode).",
+        env.life_loss_info
+    ),
+    bool_setting!("reward_clipping", "Clip rewards to [-1, 1].", env.reward_clipping),
     Setting {
         name: "use_fire_reset",
         aliases: &["fire_reset"],
@@ -310,15 +283,12 @@ pub static SETTINGS: &[Setting] = &[
         set: |c, v| c.env.use_fire_reset = boolean(v),
     },
     // torchwm's own (ale_py has no such keyword); off, `info` has exactly ale_py's keys.
-    Setting {
-        name: "episode_statistics",
-        aliases: &[],
-        kind: Kind::Bool,
-        doc: "Add info['raw_reward'] (unclipped) to every step, and info['episode'] = {'r', 'l', 'frames'} \
+    bool_setting!(
+        "episode_statistics",
+        "Add info['raw_reward'] (unclipped) to every step, and info['episode'] = {'r', 'l', 'frames'} \
               (raw return, steps, emulator frames) with its mask info['_episode'] when an episode ends.",
-        get: |c| SettingValue::Bool(c.episode_statistics),
-        set: |c, v| c.episode_statistics = boolean(v),
-    },
+        episode_statistics
+    ),
 ];
 
 /// The setting spelled `name` (its name or an alias).

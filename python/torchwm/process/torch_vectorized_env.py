@@ -19,16 +19,10 @@ from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array
 
+from torchwm import errors
 from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, split_options
-from torchwm.errors import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
-    EnvStateError,
-    InvalidArgumentError,
-    NoAsyncCallError,
-    ResetNeeded,
-)
+from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
 from torchwm.process.buffers import allocate
 from torchwm.process.old_api import adapt
@@ -226,9 +220,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def _live_pool(self, call: str) -> WorkerPool:
         """The workers, for a new async ``call``: the env is open and no reply is pending."""
         if self._pool is None or self._pool.closed:
-            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+            raise errors.ClosedEnvironmentError(
+                f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
+            )
         if self._pending is not None:
-            raise AlreadyPendingCallError(
+            raise errors.AlreadyPendingCallError(
                 f"Calling `{call}` while waiting for a pending call to `{self._pending}` to complete.", self._pending
             )
         return self._pool
@@ -246,9 +242,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
         if self._pool is None or self._pool.closed:
-            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+            raise errors.ClosedEnvironmentError(
+                f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
+            )
         if self._pending != pending:
-            raise NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
+            raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         try:
             replies = self._pool.gather(pending, timeout)
         except (mp.TimeoutError, KeyboardInterrupt):
@@ -304,7 +302,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
                     f"got reset_mask={mask}"
                 )
             if not self._has_reset and not mask.all():
-                raise EnvStateError(
+                raise errors.EnvStateError(
                     "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
                 )
         sub_options = rest if options is not None else None
@@ -327,9 +325,9 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
         pool = self._live_pool("step_async")
         if not self._has_reset:
-            raise ResetNeeded("step() called before reset(): call reset() first")
+            raise errors.ResetNeeded("step() called before reset(): call reset() first")
         if self._finished is not None and self._finished.any():
-            raise EnvStateError(
+            raise errors.EnvStateError(
                 f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
                 "autoreset_mode=DISABLED, must be reset (reset(options={'reset_mask': mask})) before the next step"
             )
