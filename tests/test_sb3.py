@@ -6,6 +6,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
@@ -390,3 +391,25 @@ def compare_atari_modes(envs):
                 assert_same_value(infos_a[i], infos_b[i], f"step {step} infos[{i}]")
         dones += int(done_a.sum())
     assert dones >= 6
+
+
+def test_to_sb3_is_the_four_tuple_api_of_both_vectorizers() -> None:
+    """``envs.to_sb3()`` (README's one line) is ``SB3VecEnv(envs)`` for either vectorizer."""
+    import gymnasium as gym
+
+    import torchwm
+    from torchwm.sb3 import SB3VecEnv
+
+    for envs in (
+        torchwm.AtariVectorEnv("pong", num_envs=2),
+        torchwm.TorchVectorizedEnv(partial(gym.make, "CartPole-v1"), num_workers=1, envs_per_worker=2),
+    ):
+        vec_env = envs.to_sb3()
+        try:
+            assert isinstance(vec_env, SB3VecEnv)
+            obs = vec_env.reset()
+            assert obs.shape[0] == 2
+            obs, rewards, dones, infos = vec_env.step(np.zeros(2, dtype=np.int64))
+            assert rewards.shape == (2,) and dones.dtype == bool and len(infos) == 2
+        finally:
+            vec_env.close()
