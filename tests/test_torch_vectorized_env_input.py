@@ -151,3 +151,23 @@ def test_seeds_gymnasium_refuses_are_refused(seed: Any) -> None:
             ours.reset(seed=seed)
         assert isinstance(got.value, type(expected.value)), (got.value, expected.value)
         ours.reset(seed=0)  # usable
+
+
+@pytest.mark.parametrize(
+    ("num_workers", "envs_per_worker"), [(1, 2**64), (1, 2**16 + 1), (2**16 + 1, 1), (300, 300), (1, np.uint64(2**63))]
+)
+def test_absurd_worker_and_env_counts_are_refused_at_once(num_workers: Any, envs_per_worker: Any) -> None:
+    with pytest.raises(InvalidArgumentError, match="65536"):
+        TorchVectorizedEnv(cartpole, num_workers, envs_per_worker)
+
+
+@pytest.mark.parametrize("timeout", ["x", -1.0, float("nan"), True])
+def test_a_bad_timeout_keeps_the_call_pending(timeout: Any) -> None:
+    with TorchVectorizedEnv(cartpole, 1, 2) as env:
+        env.reset(seed=0)
+        env.step_async(np.zeros(2, dtype=np.int64))
+        with pytest.raises(InvalidArgumentError, match="timeout"):
+            env.step_wait(timeout=timeout)
+        obs, *_ = env.step_wait()  # the step was kept: its replies are still there
+        assert obs.shape == (2, 4)
+        env.reset(seed=1)

@@ -100,6 +100,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self.num_workers = _positive_int("num_workers", num_workers)
         self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
         self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
+        if self.total_envs > _MAX_COUNT:
+            raise InvalidArgumentError(
+                f"num_workers * envs_per_worker must be at most {_MAX_COUNT}, got {self.num_workers} * "
+                f"{self.envs_per_worker}"
+            )
         # Checked now, used by the first reset() that is given no seed.
         self._default_seed = None if seed is None else parse_seeds(seed, self.total_envs)
         factories = _factories(env_factory, self.total_envs)
@@ -247,6 +252,13 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             )
         if self._pending != pending:
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float, np.integer, np.floating))
+            or not timeout >= 0
+        ):
+            # Checked before waiting: a bad timeout leaves the call pending, to be waited for again.
+            raise InvalidArgumentError(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
         try:
             replies = self._pool.gather(pending, timeout)
         except (mp.TimeoutError, KeyboardInterrupt):
@@ -440,9 +452,14 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         return False
 
 
+# A bound far above any real use, so that a huge value is refused at once instead of forking or
+# building envs for hours (or overflowing numpy's index type).
+_MAX_COUNT = 2**16
+
+
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= _MAX_COUNT:
+        raise InvalidArgumentError(f"{name} must be an integer in [1, {_MAX_COUNT}], got {value!r}")
     return int(value)
 
 
