@@ -15,7 +15,7 @@ from gymnasium.vector import AutoresetMode
 
 from torchwm.errors import InvalidArgumentError
 
-__all__ = ["parse_autoreset_mode", "parse_reset_mask", "parse_seeds", "split_options"]
+__all__ = ["parse_autoreset_mode", "parse_reset_mask", "parse_seeds", "parse_timeout", "split_options"]
 
 
 def parse_autoreset_mode(value: Any, supported: Collection[AutoresetMode]) -> AutoresetMode:
@@ -101,3 +101,16 @@ def parse_seeds(seed: Any, count: int, *, limit: int | None = None) -> list[int 
     raise TypeError(
         f"Unsupported seed type: seed must be None, an int, a list of ints or a numpy array, got {type(seed).__name__}"
     )
+
+
+def parse_timeout(timeout: Any) -> float | None:
+    """A ``*_wait(timeout=)``: None (wait for ever) or a number of seconds >= 0. Callers check it before
+    waiting, so a bad one leaves the pending call pending."""
+    if timeout is None:
+        return None
+    seconds = (
+        float(timeout) if isinstance(timeout, numbers.Real) and not isinstance(timeout, (bool, np.bool_)) else None
+    )
+    if seconds is None or not seconds >= 0:  # NaN is not >= 0
+        raise InvalidArgumentError(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
+    return seconds

@@ -21,7 +21,13 @@ from gymnasium.vector.utils import batch_differing_spaces, batch_space, concaten
 
 from torchwm import errors
 from torchwm._integrations import TrainerIntegrationMixin
-from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, split_options
+from torchwm._vector_args import (
+    parse_autoreset_mode,
+    parse_reset_mask,
+    parse_seeds,
+    parse_timeout,
+    split_options,
+)
 from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
 from torchwm.process.buffers import allocate
@@ -222,17 +228,22 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         if value:
             self.close()
 
-    def _live_pool(self, call: str) -> WorkerPool:
-        """The workers, for a new async ``call``: the env is open and no reply is pending."""
+    def _open_pool(self) -> WorkerPool:
+        """The workers; ``ClosedEnvironmentError`` once the env is closed."""
         if self._pool is None or self._pool.closed:
             raise errors.ClosedEnvironmentError(
                 f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
             )
+        return self._pool
+
+    def _live_pool(self, call: str) -> WorkerPool:
+        """The workers, for a new async ``call``: the env is open and no reply is pending."""
+        pool = self._open_pool()
         if self._pending is not None:
             raise errors.AlreadyPendingCallError(
                 f"Calling `{call}` while waiting for a pending call to `{self._pending}` to complete.", self._pending
             )
-        return self._pool
+        return pool
 
     def _send(self, pool: WorkerPool, kind: Message, payloads: list[Any], what: str, pending: str) -> None:
         """Sends ``kind`` with ``payloads[w]`` to worker ``w``: every frame is built (pickled) before
@@ -246,21 +257,12 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
-        if self._pool is None or self._pool.closed:
-            raise errors.ClosedEnvironmentError(
-                f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
-            )
+        pool = self._open_pool()
         if self._pending != pending:
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float, np.integer, np.floating))
-            or not timeout >= 0
-        ):
-            # Checked before waiting: a bad timeout leaves the call pending, to be waited for again.
-            raise InvalidArgumentError(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
+        timeout = parse_timeout(timeout)
         try:
-            replies = self._pool.gather(pending, timeout)
+            replies = pool.gather(pending, timeout)
         except (mp.TimeoutError, KeyboardInterrupt):
             raise
         except BaseException:

@@ -19,7 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, create_empty_array
 
-from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, split_options
+from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, parse_timeout, split_options
 from torchwm.errors import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -157,17 +157,19 @@ class RayVectorEnv(VectorEnv):
     def _submit(self, command: str, refs: list[Any]) -> None:
         self._pending, self._waiting, self._replies = refs, command, {}
 
-    def _check_can_send(self, name: str) -> None:
+    def _check_open(self) -> None:
         if self.closed:
             raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+
+    def _check_can_send(self, name: str) -> None:
+        self._check_open()
         if self._waiting is not None:
             raise AlreadyPendingCallError(
                 f"Calling `{name}` while waiting for a pending call to `{self._waiting}` to complete", self._waiting
             )
 
     def _check_waiting(self, command: str, name: str) -> None:
-        if self.closed:
-            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
+        self._check_open()
         if self._waiting != command:
             raise NoAsyncCallError(f"Calling `{name}` without any prior call to `{command}_async`.", command)
 
@@ -179,6 +181,7 @@ class RayVectorEnv(VectorEnv):
         """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` as soon
         as its answer is in (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the
         call pending (already received replies are kept)."""
+        timeout = parse_timeout(timeout)
         ray = self._ray
         refs = self._pending
         index = {ref: w for w, ref in enumerate(refs)}
