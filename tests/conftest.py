@@ -33,3 +33,14 @@ def _no_leaked_threads():
     gc.collect()
     leaked = torchwm_worker_threads()
     assert not leaked, f"worker threads left running: {leaked}"
+
+
+@pytest.fixture(scope="module")
+def runner():
+    """The fuzz tests' case runner: one process per test module, replaced after a crash or a hang.
+    Imported here, not at the top: hypothesis is a test extra that the Ray test venv does not have."""
+    from fuzz_support import CaseRunner
+
+    case_runner = CaseRunner()
+    yield case_runner
+    case_runner.stop()

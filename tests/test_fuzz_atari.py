@@ -9,12 +9,10 @@ the end. ``TORCHWM_FUZZ_EXAMPLES=N`` runs N cases per test instead of a handful.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pytest
 from gymnasium.vector import AutoresetMode
 from hypothesis import given
 from hypothesis import strategies as st
@@ -210,13 +208,6 @@ def run_atari_case(case: AtariCase) -> list[str]:
 
 
 # --- the tests ---------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def runner() -> Iterator[CaseRunner]:
-    runner = CaseRunner()
-    yield runner
-    runner.stop()
 
 
 @TEST_TIMEOUT

@@ -12,13 +12,11 @@ import functools
 import multiprocessing as mp
 import pickle
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
-import pytest
 from gymnasium.vector import AutoresetMode
 from hypothesis import given
 from hypothesis import strategies as st
@@ -235,13 +233,6 @@ def run_process_case(case: ProcessCase) -> list[str]:
 
 
 # --- the tests ---------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def runner() -> Iterator[CaseRunner]:
-    runner = CaseRunner()
-    yield runner
-    runner.stop()
 
 
 @TEST_TIMEOUT
