@@ -1,4 +1,5 @@
-//! The jobs workers take, and the completions they report, over lock-free crossbeam channels.
+//! The jobs the pool's threads take, and the completions they report, over lock-free crossbeam
+//! channels (the rayon tasks that run them are in [`super::worker_pool`]).
 //!
 //! The caller does not sleep while its batch is stepped: it takes queued jobs itself, like one more
 //! worker (so sync mode needs one thread fewer, and no wake-up of the caller between its jobs). When
@@ -13,13 +14,12 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::error::{Error, Result};
 
+/// Reset (if `force_reset`) or step an env; a step resets instead when the episode is over in
+/// next-step autoreset mode.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Job {
-    /// Reset (if `force_reset`) or step the env; a step resets instead when the episode is over
-    /// in next-step autoreset mode.
-    Run { env_id: usize, force_reset: bool },
-    /// Ends the worker that takes it.
-    Stop,
+pub(crate) struct Job {
+    pub env_id: usize,
+    pub force_reset: bool,
 }
 
 /// A finished job: which env, and whether it failed.
@@ -45,15 +45,17 @@ pub(crate) struct ActionQueue {
     parker: Mutex<Parker>,
 }
 
+/// The pool threads' side of the queue: take jobs, report completions.
 pub(crate) struct WorkerChannels {
-    pub jobs: Receiver<Job>,
+    jobs: Receiver<Job>,
     completions: Sender<Completion>,
     waiter: Arc<Waiter>,
 }
 
 impl WorkerChannels {
-    pub fn clone_for_worker(&self) -> Self {
-        Self { jobs: self.jobs.clone(), completions: self.completions.clone(), waiter: Arc::clone(&self.waiter) }
+    /// The next queued job, if any (never blocks: a pool task that finds none ends).
+    pub fn next_job(&self) -> Option<Job> {
+        self.jobs.try_recv().ok()
     }
 
     /// Reports a finished job; wakes the caller only when its batch is complete.
@@ -83,20 +85,11 @@ impl ActionQueue {
     ) -> Result<Vec<Completion>> {
         let mut next_check = Instant::now() + INTERRUPT_CHECK;
         while help && self.completions.len() < count {
-            match self.job_receiver.try_recv() {
-                Ok(Job::Run { env_id, force_reset }) => {
-                    let result = run(env_id, force_reset);
-                    self.completion_sender
-                        .send(Completion { env_id, result })
-                        .map_err(|_| Error::WorkerPanic("completion queue closed".into()))?;
-                }
-                // Stop jobs are for the workers; the caller never queues one while it waits.
-                Ok(Job::Stop) => {
-                    let _ = self.jobs.send(Job::Stop);
-                    break;
-                }
-                Err(_) => break,
-            }
+            let Ok(Job { env_id, force_reset }) = self.job_receiver.try_recv() else { break };
+            let result = run(env_id, force_reset);
+            self.completion_sender
+                .send(Completion { env_id, result })
+                .map_err(|_| Error::WorkerPanic("completion queue closed".into()))?;
             if Instant::now() >= next_check {
                 interrupt()?;
                 next_check = Instant::now() + INTERRUPT_CHECK;
@@ -121,18 +114,7 @@ impl ActionQueue {
 
     /// Takes the jobs no worker has started out of the queue; returns how many there were.
     pub fn discard_queued_jobs(&self) -> usize {
-        let mut discarded = 0;
-        while let Ok(job) = self.job_receiver.try_recv() {
-            match job {
-                Job::Run { .. } => discarded += 1,
-                // Never queued while jobs are (the caller queues stops only when closing, after this).
-                Job::Stop => {
-                    let _ = self.jobs.send(Job::Stop);
-                    break;
-                }
-            }
-        }
-        discarded
+        self.job_receiver.try_iter().count()
     }
 
     /// Sleeps until `count` completions are ready; workers wake it when the batch is complete.
@@ -168,10 +150,10 @@ const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
 /// How long the caller spins for the workers' last completions before it sleeps (about one env step).
 const SPIN_MICROS: u64 = 500;
 
-/// Channels for `num_envs` envs: at most one job per env is in flight, so `num_envs` (plus one stop
-/// per worker) bounds the job queue and `send` never blocks.
-pub(crate) fn action_queue(num_envs: usize, num_workers: usize) -> (ActionQueue, WorkerChannels) {
-    let (job_tx, job_rx) = crossbeam_channel::bounded(num_envs + num_workers);
+/// Channels for `num_envs` envs: at most one job per env is in flight, so `num_envs` bounds the job
+/// queue and `send` never blocks.
+pub(crate) fn action_queue(num_envs: usize) -> (ActionQueue, WorkerChannels) {
+    let (job_tx, job_rx) = crossbeam_channel::bounded(num_envs);
     let (done_tx, done_rx) = crossbeam_channel::bounded(num_envs);
     let parker = Parker::new();
     let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });

@@ -5,7 +5,7 @@
 //! observation is copied once, from the env's frame stack straight into its row here. (ALE's own
 //! vectorizer has its workers write into batch slots instead; without `unsafe` outside `ffi/`, that
 //! needs a buffer per row and a second copy to make the batch contiguous, so it would copy more.)
-use super::worker::EnvSlot;
+use super::env_slot::EnvSlot;
 use crate::atari::StepOutput;
 
 /// The `episode_statistics` columns: every row's unclipped reward, and for the rows whose step

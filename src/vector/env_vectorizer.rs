@@ -8,12 +8,12 @@
 //! few milliseconds; a wait it gives up keeps the batch in flight: `recv` (or `step`, `send`, which
 //! receive and drop it first) picks it up later, so an interrupted `step` leaves the env steppable.
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use super::action_queue::{action_queue, ActionQueue, Job};
 use super::batch_result::BatchResult;
 use super::config::{AutoresetMode, VectorConfig};
-use super::worker::{spawn_workers, EnvSlot, SharedEnvs};
+use super::env_slot::{EnvSlot, SharedEnvs};
+use super::worker_pool::WorkerPool;
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
 use crate::fork::fork_generation;
@@ -29,7 +29,7 @@ pub struct AtariVectorEnv {
     action_set: Vec<i32>,
     envs: SharedEnvs,
     queue: ActionQueue,
-    workers: Vec<JoinHandle<()>>,
+    workers: WorkerPool,
     /// Jobs queued whose completion has not been received yet.
     in_flight: usize,
     /// Env ids of the last batch returned, which the next `send` addresses; `None` until a reset
@@ -62,10 +62,15 @@ impl AtariVectorEnv {
             (first.env.action_set().to_vec(), first.env.stacked_obs_size())
         };
         let envs: SharedEnvs = Arc::new(slots);
-        let (queue, worker_channels) = action_queue(config.num_envs, num_threads);
-        let workers =
-            spawn_workers(&envs, worker_channels, num_threads, config.autoreset_mode, config.thread_affinity_offset)
-                .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
+        let (queue, worker_channels) = action_queue(config.num_envs);
+        let workers = WorkerPool::start(
+            &envs,
+            worker_channels,
+            num_threads,
+            config.autoreset_mode,
+            config.thread_affinity_offset,
+        )
+        .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
         Ok(Self {
             config,
             batch_size,
@@ -142,7 +147,7 @@ impl AtariVectorEnv {
         for (&env_id, &seed) in env_ids.iter().zip(seeds) {
             self.lock_env(env_id)?.env.set_seed(seed);
         }
-        self.enqueue(env_ids.iter().map(|&env_id| Job::Run { env_id, force_reset: true }))?;
+        self.enqueue(env_ids.iter().map(|&env_id| Job { env_id, force_reset: true }))?;
         self.has_reset = true;
         if partial {
             // Sync mode: envs left out report their current state alongside the reset ones.
@@ -224,7 +229,7 @@ impl AtariVectorEnv {
             }
         }
         resets_first.extend(steps);
-        self.enqueue(resets_first.into_iter().map(|env_id| Job::Run { env_id, force_reset: false }))
+        self.enqueue(resets_first.into_iter().map(|env_id| Job { env_id, force_reset: false }))
     }
 
     fn check_steppable(&self) -> Result<()> {
@@ -293,18 +298,13 @@ impl AtariVectorEnv {
         self.closed = true;
         if self.fork_generation != fork_generation() {
             // In a forked child the workers do not exist: nothing to stop or join.
-            self.workers.clear();
+            self.workers.abandon();
             return;
         }
-        // Jobs not started are dropped; running ones finish before the workers take their Stop.
+        // Jobs not started are dropped; running ones finish before the workers end.
         self.in_flight -= self.queue.discard_queued_jobs();
         let _ = self.drain(false);
-        for _ in 0..self.workers.len() {
-            let _ = self.queue.jobs.send(Job::Stop);
-        }
-        for worker in self.workers.drain(..) {
-            let _ = worker.join();
-        }
+        self.workers.shut_down();
     }
 }
 

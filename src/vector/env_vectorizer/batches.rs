@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::vector::action_queue::{Completion, Interrupt, Job};
 use crate::vector::batch_result::BatchResult;
 use crate::vector::config::AutoresetMode;
-use crate::vector::worker::{run_job, EnvSlot};
+use crate::vector::env_slot::{run_job, EnvSlot};
 
 impl AtariVectorEnv {
     pub(super) fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
@@ -15,11 +15,15 @@ impl AtariVectorEnv {
             .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
     }
 
+    /// Queues `jobs` in order (the pool's threads start them in that order) and wakes the pool.
     pub(super) fn enqueue(&mut self, jobs: impl Iterator<Item = Job>) -> Result<()> {
+        let mut queued = 0;
         for job in jobs {
             self.queue.jobs.send(job).map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
-            self.in_flight += 1;
+            queued += 1;
         }
+        self.in_flight += queued;
+        self.workers.dispatch(queued);
         Ok(())
     }
 

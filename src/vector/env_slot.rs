@@ -1,9 +1,7 @@
-//! Worker threads: take a job, reset or step that env, report the completion.
+//! An env and what its last job produced; running one job (a reset or a step) on it.
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
-use super::action_queue::{Completion, Job, WorkerChannels};
 use super::config::AutoresetMode;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{Error, Result};
@@ -100,32 +98,4 @@ fn execute(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetM
         .lock()
         .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
     slot.run(force_reset, mode)
-}
-
-pub(crate) fn spawn_workers(
-    envs: &SharedEnvs,
-    channels: WorkerChannels,
-    num_threads: usize,
-    mode: AutoresetMode,
-    affinity_offset: Option<usize>,
-) -> std::io::Result<Vec<JoinHandle<()>>> {
-    let cores = core_affinity::get_core_ids().unwrap_or_default();
-    (0..num_threads)
-        .map(|index| {
-            let envs = Arc::clone(envs);
-            let channels = channels.clone_for_worker();
-            let core = affinity_offset.and_then(|offset| cores.get((offset + index) % cores.len().max(1)).copied());
-            std::thread::Builder::new().name(format!("torchwm-atari-{index}")).spawn(move || {
-                if let Some(core) = core {
-                    core_affinity::set_for_current(core);
-                }
-                while let Ok(Job::Run { env_id, force_reset }) = channels.jobs.recv() {
-                    let result = run_job(&envs, env_id, force_reset, mode);
-                    if !channels.complete(Completion { env_id, result }) {
-                        break;
-                    }
-                }
-            })
-        })
-        .collect()
 }
