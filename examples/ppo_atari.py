@@ -18,7 +18,8 @@ the policy runs on one batch while the next is being emulated. Transitions are k
 
 Each update logs the env steps, the mean raw return of the games finished since the last log, the
 end-to-end steps/s, and the seconds spent waiting on the envs (``send``/``recv``) and in the
-learner (policy forward passes and the PPO update). ``--log-csv`` writes the same lines to a file.
+learner (policy forward passes and the PPO update). ``--log-csv`` writes the same lines to a file,
+each as it is made (a run stopped early keeps its curve); ``examples/plot_learning_curve.py`` plots it.
 CUDA is used when present (``--device`` overrides).
 """
 
@@ -264,9 +265,36 @@ class EpisodeStats:
 # ------------------------------------------------------------------------------------------ training
 
 
+class CsvLog:
+    """``--log-csv``: each update's line is written (and flushed) when it is made, so a run that is
+    stopped early keeps its learning curve so far. No path: writes nothing."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.file: Any = None
+        self.writer: csv.DictWriter | None = None
+
+    def write(self, line: dict[str, Any]) -> None:
+        if not self.path:
+            return
+        if self.writer is None:
+            self.file = open(self.path, "w", newline="")  # noqa: SIM115 (closed by __exit__)
+            self.writer = csv.DictWriter(self.file, fieldnames=list(line))
+            self.writer.writeheader()
+        self.writer.writerow(line)
+        self.file.flush()
+
+    def __enter__(self) -> CsvLog:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.file is not None:
+            self.file.close()
+
+
 class Trainer:
-    def __init__(self, args: Args) -> None:
-        self.args = args
+    def __init__(self, args: Args, csv_log: CsvLog) -> None:
+        self.args, self.csv_log = args, csv_log
         random.seed(args.seed)
         np.random.seed(args.seed)
         torch.manual_seed(args.seed)
@@ -350,6 +378,7 @@ class Trainer:
             batch = self.collect(batch)
             self.update(update / num_updates)
             log.append(self.report(time.perf_counter() - start))
+            self.csv_log.write(log[-1])
         self.envs.close()
         return log
 
@@ -375,13 +404,8 @@ class Trainer:
 
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
-    log = Trainer(args).run()
-    if args.log_csv:
-        with open(args.log_csv, "w", newline="") as file:
-            writer = csv.DictWriter(file, fieldnames=list(log[0]))
-            writer.writeheader()
-            writer.writerows(log)
-    return log
+    with CsvLog(args.log_csv) as csv_log:
+        return Trainer(args, csv_log).run()
 
 
 if __name__ == "__main__":
