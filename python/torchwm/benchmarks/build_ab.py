@@ -36,13 +36,16 @@ class Case:
         return f"{self.num_envs:>2} envs, {threads} threads, {mode}{policy}"
 
 
-def default_cases() -> list[Case]:
+def default_cases(env_counts: list[int], thread_counts: list[int]) -> list[Case]:
+    """Sync and async (half the envs per batch) at each env and thread count, and the async overlap
+    with a 1 ms policy at the middle env count and the next (default threads)."""
     cases = []
-    for num_envs in (2, 4, 8, 16, 32):
-        for threads in (1, 2):
+    for num_envs in env_counts:
+        for threads in thread_counts:
             cases.append(Case(num_envs, threads, 0))
             cases.append(Case(num_envs, threads, num_envs // 2))
-    cases += [Case(8, 0, 4, policy_ms=1.0), Case(16, 0, 8, policy_ms=1.0)]
+    middle = env_counts[len(env_counts) // 2 : len(env_counts) // 2 + 2]
+    cases += [Case(num_envs, 0, num_envs // 2, policy_ms=1.0) for num_envs in middle]
     return cases
 
 
@@ -112,10 +115,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--game", default="breakout")
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per measurement")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16, 32])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts (0: the default)")
     parser.add_argument("--only", action="append", default=[], help="run only cases whose label contains this")
     parser.add_argument("--json", help="also write the rows to this file")
     args = parser.parse_args(argv)
-    cases = [case for case in default_cases() if not args.only or any(part in case.label for part in args.only)]
+    cases = [
+        case
+        for case in default_cases(args.num_envs, args.threads)
+        if not args.only or any(part in case.label for part in args.only)
+    ]
     rows = run(args.a, args.b, cases, args.game, args.seconds, args.rounds)
     print(markdown(rows))
     if args.json:
