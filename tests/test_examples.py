@@ -115,3 +115,29 @@ def test_ppo_atari_episode_stats_match_gymnasium_record_episode_statistics():
     ours.close()
     reference.close()
     assert sorted(stats.take()) == sorted(expected) and len(expected) >= 6
+
+
+def test_learning_curve_plot_from_a_training_log(tmp_path):
+    """plot_learning_curve.py turns a real --log-csv into a PNG; its running mean is the mean of the
+    last games, counted game by game."""
+    import importlib.util
+
+    import numpy as np
+    from PIL import Image
+
+    run_example(tmp_path, "curve")
+    png = tmp_path / "curve.png"
+    plotter = EXAMPLE.parent / "plot_learning_curve.py"
+    subprocess.run([sys.executable, str(plotter), str(tmp_path / "curve.csv"), str(png)], check=True, timeout=120)
+    with Image.open(png) as image:
+        assert image.format == "PNG" and image.size == (700, 400)
+
+    spec = importlib.util.spec_from_file_location("plot_learning_curve", plotter)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    steps, means, counts = module.read_games(str(EXAMPLE.parent.parent / "docs" / "ppo_learning_curve.csv"))
+    assert len(steps) == len(means) == len(counts) > 0
+    games = np.repeat(means, counts)
+    ends = np.cumsum(counts)
+    expected = [games[max(0, end - 30) : end].mean() for end in ends]
+    np.testing.assert_allclose(module.running_mean(means, counts, 30), expected)
