@@ -23,6 +23,8 @@ echo "== ruff format --check"
 
 echo "== cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
+echo "== cargo doc (broken or private intra-doc links are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 echo "== pip install .[test] (builds the extension)"
 "$venv/bin/python" -m pip install --quiet ".[test]"

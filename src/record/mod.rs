@@ -1,6 +1,6 @@
 //! Recording many envs' RGB frames as pictures: each step's frames tiled into one grid image
-//! ([`grid`]), written as an animated GIF or numbered PNG stills ([`sink`]) by a background thread
-//! fed through a bounded channel ([`recorder`]), so the stepping thread only hands frames over.
+//! (`grid`), written as an animated GIF or numbered PNG stills (`sink`) by a background thread
+//! fed through a bounded channel (`recorder`), so the stepping thread only hands frames over.
 mod config;
 mod error;
 mod grid;

@@ -1,10 +1,10 @@
 //! Many `AtariEnv`s stepped in parallel by a pool of worker threads.
 //!
-//! Shape (after ale_py's own vectorizer): [`action_queue`] carries reset/step jobs to the workers,
-//! [`worker_pool`] (a rayon pool) runs them on [`env_slot`]s and reports completions,
-//! [`batch_result`] is the batch handed to the caller, filled from the finished envs, and
-//! [`env_vectorizer`] ties them together with the send/recv protocol.
-//! [`settings`] defines every keyword of the Python `AtariVectorEnv` once; `VectorConfig::validate`
+//! Shape (after ale_py's own vectorizer): `action_queue` carries reset/step jobs to the workers,
+//! `worker_pool` (a rayon pool) runs them on `env_slot`s and reports completions,
+//! `batch_result` is the batch handed to the caller, filled from the finished envs, and
+//! `env_vectorizer` ties them together with the send/recv protocol.
+//! `settings` defines every keyword of the Python `AtariVectorEnv` once; `VectorConfig::validate`
 //! checks them all, before anything is allocated.
 mod action_queue;
 mod batch_result;
