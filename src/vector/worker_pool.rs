@@ -9,7 +9,7 @@
 //!
 //! Rayon does not join its threads when a pool is dropped; the pool is built with a spawn handler
 //! that keeps their `JoinHandle`s, so `shut_down` returns only once every thread has ended.
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use rayon::{ThreadBuilder, ThreadPool, ThreadPoolBuilder};
@@ -55,8 +55,7 @@ impl WorkerPool {
         affinity_offset: Option<usize>,
     ) -> std::io::Result<Self> {
         debug_assert!(num_threads > 0, "VectorConfig::effective_num_threads is at least 1");
-        let threads = Arc::new(Mutex::new(Vec::with_capacity(num_threads)));
-        let spawned = Arc::clone(&threads);
+        let mut threads = Vec::with_capacity(num_threads);
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         let pool = ThreadPoolBuilder::new()
             .num_threads(num_threads)
@@ -65,9 +64,8 @@ impl WorkerPool {
             // Jobs catch their own panics (`run_job`); one here is a bug in the pool's own code, and
             // rayon's default would abort the process.
             .panic_handler(|_| eprintln!("torchwm: a worker-pool task panicked"))
-            .spawn_handler(move |thread| spawn_joinable(thread, &spawned))
+            .spawn_handler(|thread| spawn_joinable(thread, &mut threads))
             .build();
-        let threads = std::mem::take(&mut *threads.lock().unwrap_or_else(|poisoned| poisoned.into_inner()));
         let pool = match pool {
             Ok(pool) => pool,
             Err(error) => {
@@ -122,7 +120,7 @@ fn pin_to_core(cores: &[core_affinity::CoreId], affinity_offset: Option<usize>, 
 }
 
 /// Spawns a pool thread as rayon would, keeping its handle to join it at shut-down.
-fn spawn_joinable(thread: ThreadBuilder, threads: &Mutex<Vec<JoinHandle<()>>>) -> std::io::Result<()> {
+fn spawn_joinable(thread: ThreadBuilder, threads: &mut Vec<JoinHandle<()>>) -> std::io::Result<()> {
     let mut builder = std::thread::Builder::new();
     if let Some(name) = thread.name() {
         builder = builder.name(name.to_owned());
@@ -131,6 +129,6 @@ fn spawn_joinable(thread: ThreadBuilder, threads: &Mutex<Vec<JoinHandle<()>>>) -
         builder = builder.stack_size(stack_size);
     }
     let handle = builder.spawn(move || thread.run())?;
-    threads.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(handle);
+    threads.push(handle);
     Ok(())
 }
