@@ -36,16 +36,15 @@ struct Waiter {
 
 pub(crate) struct ActionQueue {
     pub jobs: Sender<Job>,
-    /// The caller's own handle on the job queue, to run jobs while it waits.
-    job_receiver: Receiver<Job>,
+    /// The caller's own worker side of the queue, to run jobs while it waits, as a pool thread does.
+    own: WorkerChannels,
     completions: Receiver<Completion>,
-    completion_sender: Sender<Completion>,
-    waiter: Arc<Waiter>,
     // Only the caller parks (under `&mut` of the env); the Mutex just makes the queue `Sync`.
     parker: Mutex<Parker>,
 }
 
 /// The pool threads' side of the queue: take jobs, report completions.
+#[derive(Clone)]
 pub(crate) struct WorkerChannels {
     jobs: Receiver<Job>,
     completions: Sender<Completion>,
@@ -85,11 +84,11 @@ impl ActionQueue {
     ) -> Result<Vec<Completion>> {
         let mut next_check = Instant::now() + INTERRUPT_CHECK;
         while help && self.completions.len() < count {
-            let Ok(Job { env_id, force_reset }) = self.job_receiver.try_recv() else { break };
+            let Some(Job { env_id, force_reset }) = self.own.next_job() else { break };
             let result = run(env_id, force_reset);
-            self.completion_sender
-                .send(Completion { env_id, result })
-                .map_err(|_| Error::WorkerPanic("completion queue closed".into()))?;
+            if !self.own.complete(Completion { env_id, result }) {
+                return Err(Error::WorkerPanic("completion queue closed".into()));
+            }
             if Instant::now() >= next_check {
                 interrupt()?;
                 next_check = Instant::now() + INTERRUPT_CHECK;
@@ -114,7 +113,7 @@ impl ActionQueue {
 
     /// Takes the jobs no worker has started out of the queue; returns how many there were.
     pub fn discard_queued_jobs(&self) -> usize {
-        self.job_receiver.try_iter().count()
+        std::iter::from_fn(|| self.own.next_job()).count()
     }
 
     /// Sleeps until `count` completions are ready; workers wake it when the batch is complete.
@@ -122,7 +121,7 @@ impl ActionQueue {
         let parker = self.parker.lock().map_err(|_| Error::WorkerPanic("completion queue poisoned".into()))?;
         let mut outcome = Ok(());
         while self.completions.len() < count {
-            self.waiter.needed.store(count, Ordering::SeqCst);
+            self.own.waiter.needed.store(count, Ordering::SeqCst);
             // Re-check after publishing `needed`: a completion that landed in between would not wake us.
             if self.completions.len() >= count {
                 break;
@@ -136,7 +135,7 @@ impl ActionQueue {
                 }
             }
         }
-        self.waiter.needed.store(usize::MAX, Ordering::SeqCst);
+        self.own.waiter.needed.store(usize::MAX, Ordering::SeqCst);
         outcome
     }
 }
@@ -157,15 +156,6 @@ pub(crate) fn action_queue(num_envs: usize) -> (ActionQueue, WorkerChannels) {
     let (done_tx, done_rx) = crossbeam_channel::bounded(num_envs);
     let parker = Parker::new();
     let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });
-    (
-        ActionQueue {
-            jobs: job_tx,
-            job_receiver: job_rx.clone(),
-            completions: done_rx,
-            completion_sender: done_tx.clone(),
-            waiter: Arc::clone(&waiter),
-            parker: Mutex::new(parker),
-        },
-        WorkerChannels { jobs: job_rx, completions: done_tx, waiter },
-    )
+    let workers = WorkerChannels { jobs: job_rx, completions: done_tx, waiter };
+    (ActionQueue { jobs: job_tx, own: workers.clone(), completions: done_rx, parker: Mutex::new(parker) }, workers)
 }

@@ -41,7 +41,6 @@ pub(crate) struct WorkerPool {
     pool: Option<ThreadPool>,
     threads: Vec<JoinHandle<()>>,
     runner: Arc<JobRunner>,
-    num_threads: usize,
 }
 
 impl WorkerPool {
@@ -75,14 +74,14 @@ impl WorkerPool {
             }
         };
         let runner = Arc::new(JobRunner { envs: Arc::clone(envs), channels, mode });
-        Ok(Self { pool: Some(pool), threads, runner, num_threads })
+        Ok(Self { pool: Some(pool), threads, runner })
     }
 
     /// Has up to `jobs` threads take jobs from the queue (each until it is empty): called after
     /// queueing `jobs` jobs, so every queued job is taken by a task spawned after it was queued.
     pub fn dispatch(&self, jobs: usize) {
         let Some(pool) = &self.pool else { return };
-        for _ in 0..jobs.min(self.num_threads) {
+        for _ in 0..jobs.min(pool.current_num_threads()) {
             let runner = Arc::clone(&self.runner);
             pool.spawn(move || runner.run_queued_jobs());
         }

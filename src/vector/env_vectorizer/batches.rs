@@ -18,13 +18,15 @@ impl AtariVectorEnv {
     /// Queues `jobs` in order (the pool's threads start them in that order) and wakes the pool.
     pub(super) fn enqueue(&mut self, jobs: impl Iterator<Item = Job>) -> Result<()> {
         let mut queued = 0;
-        for job in jobs {
+        let sent = jobs.into_iter().try_for_each(|job| {
             self.queue.jobs.send(job).map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
             queued += 1;
-        }
+            Ok(())
+        });
+        // Jobs queued before a failure are in flight too, and need a task to run them.
         self.in_flight += queued;
         self.workers.dispatch(queued);
-        Ok(())
+        sent
     }
 
     /// Waits for every queued job and discards the results; `interruptible` lets the interrupt
