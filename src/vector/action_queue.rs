@@ -14,12 +14,20 @@ use crossbeam_utils::sync::{Parker, Unparker};
 
 use crate::error::{Error, Result};
 
-/// Reset (if `force_reset`) or step an env; a step resets instead when the episode is over in
-/// next-step autoreset mode.
+/// Reset (if `force_reset`) or step an env with an action (an index into its action set); a step
+/// resets instead when the episode is over in next-step autoreset mode.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Job {
     pub env_id: usize,
     pub force_reset: bool,
+    pub action_index: usize,
+    pub paddle_strength: f32,
+}
+
+impl Job {
+    pub fn reset(env_id: usize) -> Self {
+        Self { env_id, force_reset: true, action_index: 0, paddle_strength: 1.0 }
+    }
 }
 
 /// A finished job: which env, and whether it failed.
@@ -36,6 +44,8 @@ struct Waiter {
 
 pub(crate) struct ActionQueue {
     pub jobs: Sender<Job>,
+    /// Envs whose reset the pool runs ahead (see [`super::reset_ahead`]), when no job is queued.
+    pub resets_ahead: Sender<usize>,
     /// The caller's own worker side of the queue, to run jobs while it waits, as a pool thread does.
     own: WorkerChannels,
     completions: Receiver<Completion>,
@@ -47,6 +57,7 @@ pub(crate) struct ActionQueue {
 #[derive(Clone)]
 pub(crate) struct WorkerChannels {
     jobs: Receiver<Job>,
+    resets_ahead: Receiver<usize>,
     completions: Sender<Completion>,
     waiter: Arc<Waiter>,
 }
@@ -55,6 +66,11 @@ impl WorkerChannels {
     /// The next queued job, if any (never blocks: a pool task that finds none ends).
     pub fn next_job(&self) -> Option<Job> {
         self.jobs.try_recv().ok()
+    }
+
+    /// The next env whose reset runs ahead, if any: for pool threads once no job is queued.
+    pub fn next_reset_ahead(&self) -> Option<usize> {
+        self.resets_ahead.try_recv().ok()
     }
 
     /// Reports a finished job; wakes the caller only when its batch is complete.
@@ -79,14 +95,14 @@ impl ActionQueue {
         &self,
         count: usize,
         help: bool,
-        run: impl Fn(usize, bool) -> Result<()>,
+        run: impl Fn(Job) -> Result<()>,
         interrupt: Interrupt<'_>,
     ) -> Result<Vec<Completion>> {
         let mut next_check = Instant::now() + INTERRUPT_CHECK;
         while help && self.completions.len() < count {
-            let Some(Job { env_id, force_reset }) = self.own.next_job() else { break };
-            let result = run(env_id, force_reset);
-            if !self.own.complete(Completion { env_id, result }) {
+            let Some(job) = self.own.next_job() else { break };
+            let result = run(job);
+            if !self.own.complete(Completion { env_id: job.env_id, result }) {
                 return Err(Error::WorkerPanic("completion queue closed".into()));
             }
             if Instant::now() >= next_check {
@@ -111,8 +127,10 @@ impl ActionQueue {
             .collect()
     }
 
-    /// Takes the jobs no worker has started out of the queue; returns how many there were.
+    /// Takes the jobs no worker has started out of the queue; returns how many there were. Resets
+    /// queued ahead are dropped too (they have no completion to count).
     pub fn discard_queued_jobs(&self) -> usize {
+        std::iter::from_fn(|| self.own.next_reset_ahead()).for_each(drop);
         std::iter::from_fn(|| self.own.next_job()).count()
     }
 
@@ -150,12 +168,21 @@ const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
 const SPIN_MICROS: u64 = 500;
 
 /// Channels for `num_envs` envs: at most one job per env is in flight, so `num_envs` bounds the job
-/// queue and `send` never blocks.
+/// queue and `send` never blocks. Resets ahead are unbounded: one taken or dropped before a pool
+/// thread reached it stays queued (and is skipped then) while the env may queue another.
 pub(crate) fn action_queue(num_envs: usize) -> (ActionQueue, WorkerChannels) {
     let (job_tx, job_rx) = crossbeam_channel::bounded(num_envs);
+    let (ahead_tx, ahead_rx) = crossbeam_channel::unbounded();
     let (done_tx, done_rx) = crossbeam_channel::bounded(num_envs);
     let parker = Parker::new();
     let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });
-    let workers = WorkerChannels { jobs: job_rx, completions: done_tx, waiter };
-    (ActionQueue { jobs: job_tx, own: workers.clone(), completions: done_rx, parker: Mutex::new(parker) }, workers)
+    let workers = WorkerChannels { jobs: job_rx, resets_ahead: ahead_rx, completions: done_tx, waiter };
+    let queue = ActionQueue {
+        jobs: job_tx,
+        resets_ahead: ahead_tx,
+        own: workers.clone(),
+        completions: done_rx,
+        parker: Mutex::new(parker),
+    };
+    (queue, workers)
 }

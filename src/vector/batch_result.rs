@@ -96,7 +96,12 @@ impl BatchResult {
     /// state without a final observation or an ended episode, as the envs a partial reset leaves out).
     pub(crate) fn fill_row(&mut self, row: usize, env_id: usize, slot: &EnvSlot, ran: bool) {
         let size = slot.env.stacked_obs_size();
-        slot.env.write_obs(&mut self.obs[row * size..(row + 1) * size]);
+        let obs = &mut self.obs[row * size..(row + 1) * size];
+        // A reset run ahead has moved the env on; the row still shows what its last job returned.
+        match slot.ahead.ended_obs() {
+            Some(ended) => obs.copy_from_slice(ended),
+            None => slot.env.write_obs(obs),
+        }
         let out = &slot.output;
         self.env_ids[row] = env_id as i32;
         self.rewards[row] = out.reward;

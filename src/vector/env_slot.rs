@@ -2,7 +2,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+use super::action_queue::Job;
 use super::config::AutoresetMode;
+pub(crate) use super::reset_ahead::ResetAhead;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{Error, Result};
 
@@ -13,17 +15,34 @@ pub(crate) struct EnvSlot {
     /// Same-step mode: the observation that ended the episode, before the automatic reset.
     pub final_obs: Vec<u8>,
     pub has_final_obs: bool,
+    /// Next-step mode: the reset that the ended episode's next step will be, done ahead of it.
+    pub ahead: ResetAhead,
 }
 
 impl EnvSlot {
     pub fn new(env: AtariEnv, same_step: bool) -> Self {
         let final_size = if same_step { env.stacked_obs_size() } else { 0 };
-        Self { env, output: StepOutput::default(), final_obs: vec![0; final_size], has_final_obs: false }
+        Self {
+            env,
+            output: StepOutput::default(),
+            final_obs: vec![0; final_size],
+            has_final_obs: false,
+            ahead: ResetAhead::default(),
+        }
     }
 
-    fn run(&mut self, force_reset: bool, mode: AutoresetMode) -> Result<()> {
+    /// Runs a job: a reset (`force_reset`) or a step, which resets instead when the episode is over
+    /// in next-step mode. A reset already done ahead is that reset: its result is taken as it is.
+    fn run(&mut self, job: Job, mode: AutoresetMode) -> Result<()> {
         self.has_final_obs = false;
-        if force_reset {
+        if let Some(output) = self.ahead.take() {
+            self.output = output?;
+            return Ok(());
+        }
+        if !job.force_reset {
+            self.env.set_action(job.action_index, job.paddle_strength);
+        }
+        if job.force_reset {
             self.env.reset()?;
             self.output = self.env.output()?;
             return Ok(());
@@ -88,14 +107,23 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).
-pub(crate) fn run_job(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
-    catch_unwind(AssertUnwindSafe(|| execute(envs, env_id, force_reset, mode)))
+pub(crate) fn run_job(envs: &SharedEnvs, job: Job, mode: AutoresetMode) -> Result<()> {
+    catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
         .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))))
 }
 
-fn execute(envs: &SharedEnvs, env_id: usize, force_reset: bool, mode: AutoresetMode) -> Result<()> {
-    let mut slot = envs[env_id]
-        .lock()
-        .map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))?;
-    slot.run(force_reset, mode)
+/// Runs the reset queued ahead for `env_id`, unless a job or the caller has taken or dropped it since.
+/// It has no completion: whatever runs next on the env finds its result in the slot. A failure or panic
+/// leaves the reset to that next job, which reports it.
+pub(crate) fn run_reset_ahead(envs: &SharedEnvs, env_id: usize) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Ok(mut slot) = lock_slot(envs, env_id) {
+            let EnvSlot { env, ahead, .. } = &mut *slot;
+            ahead.run(env);
+        }
+    }));
+}
+
+fn lock_slot(envs: &SharedEnvs, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
+    envs[env_id].lock().map_err(|_| Error::WorkerPanic(format!("env {env_id} was poisoned by an earlier panic")))
 }

@@ -7,7 +7,7 @@
 //! Blocking waits ask the env's interrupt check (see [`AtariVectorEnv::set_interrupt_check`]) every
 //! few milliseconds; a wait it gives up keeps the batch in flight: `recv` (or `step`, `send`, which
 //! receive and drop it first) picks it up later, so an interrupted `step` leaves the env steppable.
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, TryLockError};
 
 use super::action_queue::{action_queue, ActionQueue, Job};
 use super::batch_result::BatchResult;
@@ -145,9 +145,14 @@ impl AtariVectorEnv {
         self.drain(true)?;
         self.broken = None;
         for (&env_id, &seed) in env_ids.iter().zip(seeds) {
-            self.lock_env(env_id)?.env.set_seed(seed);
+            let mut slot = self.lock_env(env_id)?;
+            slot.env.set_seed(seed);
+            // Unseeded, a reset done ahead is this reset; seeded, it reloads the ROM over it.
+            if seed.is_some() {
+                slot.ahead.cancel();
+            }
         }
-        self.enqueue(env_ids.iter().map(|&env_id| Job { env_id, force_reset: true }))?;
+        self.enqueue(env_ids.iter().map(|&env_id| Job::reset(env_id)))?;
         self.has_reset = true;
         if partial {
             // Sync mode: envs left out report their current state alongside the reset ones.
@@ -216,20 +221,21 @@ impl AtariVectorEnv {
         let env_ids = self.last_env_ids.take().unwrap_or_default();
         // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
         // long, and starting it first keeps the other threads from idling at the end of the batch.
-        let mut resets_first = Vec::with_capacity(env_ids.len());
+        // An env whose reset is running ahead goes last: by the time a thread gets to it, it is done.
+        let mut resets = Vec::with_capacity(env_ids.len());
         let mut steps = Vec::with_capacity(env_ids.len());
+        let mut running_ahead = Vec::new();
         for ((&env_id, &action), &strength) in env_ids.iter().zip(action_indices).zip(paddle_strengths) {
-            let mut slot = self.lock_env(env_id)?;
-            slot.env.set_action(action as usize, strength);
-            let resets = self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over();
-            if resets {
-                resets_first.push(env_id)
-            } else {
-                steps.push(env_id)
+            let job = Job { env_id, force_reset: false, action_index: action as usize, paddle_strength: strength };
+            match self.envs[env_id].try_lock() {
+                Ok(slot) if self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over() => {
+                    resets.push(job)
+                }
+                Ok(_) | Err(TryLockError::Poisoned(_)) => steps.push(job),
+                Err(TryLockError::WouldBlock) => running_ahead.push(job),
             }
         }
-        resets_first.extend(steps);
-        self.enqueue(resets_first.into_iter().map(|env_id| Job { env_id, force_reset: false }))
+        self.enqueue(resets.into_iter().chain(steps).chain(running_ahead))
     }
 
     fn check_steppable(&self) -> Result<()> {

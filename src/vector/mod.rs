@@ -3,7 +3,8 @@
 //! Shape (after ale_py's own vectorizer): `action_queue` carries reset/step jobs to the workers,
 //! `worker_pool` (a rayon pool) runs them on `env_slot`s and reports completions,
 //! `batch_result` is the batch handed to the caller, filled from the finished envs, and
-//! `env_vectorizer` ties them together with the send/recv protocol.
+//! `env_vectorizer` ties them together with the send/recv protocol; `reset_ahead` runs the resets
+//! of next-step autoreset while the caller computes its policy.
 //! `settings` defines every keyword of the Python `AtariVectorEnv` once; `VectorConfig::validate`
 //! checks them all, before anything is allocated.
 mod action_queue;
@@ -11,6 +12,7 @@ mod batch_result;
 mod config;
 mod env_slot;
 mod env_vectorizer;
+mod reset_ahead;
 mod settings;
 mod worker_pool;
 

@@ -16,9 +16,10 @@ use rayon::{ThreadBuilder, ThreadPool, ThreadPoolBuilder};
 
 use super::action_queue::{Completion, WorkerChannels};
 use super::config::AutoresetMode;
-use super::env_slot::{run_job, SharedEnvs};
+use super::env_slot::{run_job, run_reset_ahead, SharedEnvs};
 
-/// What every task of the pool runs: take queued jobs, run them, report their completions.
+/// What every task of the pool runs: take queued jobs, run them, report their completions; when no
+/// job is left, run the resets queued ahead.
 struct JobRunner {
     envs: SharedEnvs,
     channels: WorkerChannels,
@@ -27,9 +28,15 @@ struct JobRunner {
 
 impl JobRunner {
     fn run_queued_jobs(&self) {
-        while let Some(job) = self.channels.next_job() {
-            let result = run_job(&self.envs, job.env_id, job.force_reset, self.mode);
-            if !self.channels.complete(Completion { env_id: job.env_id, result }) {
+        loop {
+            if let Some(job) = self.channels.next_job() {
+                let result = run_job(&self.envs, job, self.mode);
+                if !self.channels.complete(Completion { env_id: job.env_id, result }) {
+                    return;
+                }
+            } else if let Some(env_id) = self.channels.next_reset_ahead() {
+                run_reset_ahead(&self.envs, env_id);
+            } else {
                 return;
             }
         }

@@ -75,7 +75,7 @@ impl AtariVectorEnv {
         let never: Interrupt<'_> = &|| Ok(());
         let interrupt: Interrupt<'_> = if interruptible { &*self.interrupt_check } else { never };
         let (envs, mode) = (&self.envs, self.config.autoreset_mode);
-        self.queue.wait_for(count, help, |id, reset| run_job(envs, id, reset, mode), interrupt)
+        self.queue.wait_for(count, help, |job| run_job(envs, job, mode), interrupt)
     }
 
     pub(super) fn recv_batch(&mut self) -> Result<BatchResult> {
@@ -89,8 +89,32 @@ impl AtariVectorEnv {
             }
             batch
         };
+        self.queue_resets_ahead(&completed)?;
         self.last_env_ids = Some(batch.env_ids.iter().map(|&id| id as usize).collect());
         Ok(batch)
+    }
+
+    /// Next-step mode: has the pool reset the envs among `ran` whose episode ended, while the caller
+    /// works on the batch they are in (see `reset_ahead`). Called once that batch is filled.
+    fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
+        if self.config.autoreset_mode != AutoresetMode::NextStep {
+            return Ok(());
+        }
+        let mut queued = 0;
+        for &env_id in ran {
+            let mut slot = self.lock_env(env_id)?;
+            if slot.env.is_episode_over() {
+                slot.ahead.queue();
+                drop(slot);
+                self.queue
+                    .resets_ahead
+                    .send(env_id)
+                    .map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
+                queued += 1;
+            }
+        }
+        self.workers.dispatch(queued);
+        Ok(())
     }
 
     /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.

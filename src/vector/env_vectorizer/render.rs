@@ -26,7 +26,12 @@ impl AtariVectorEnv {
         };
         let mut frames = vec![0u8; total];
         for (env_id, frame) in frames.chunks_exact_mut(frame_size).enumerate() {
-            self.lock_env(env_id)?.env.render_rgb_into(frame)?;
+            let slot = self.lock_env(env_id)?;
+            // A reset run ahead has moved the env on; until its next step it shows the ended episode.
+            match slot.ahead.ended_screen() {
+                Some(ended) => frame.copy_from_slice(ended),
+                None => slot.env.render_rgb_into(frame)?,
+            }
         }
         Ok((frames, (height, width)))
     }
