@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 import torchwm
 from torchwm.benchmarks import batch_stalls, build_ab
+from torchwm.benchmarks.policies import CpuMlp, make_policy
 
 PACKAGE_ROOT = str(Path(torchwm.__file__).resolve().parent.parent)
 
@@ -25,3 +29,22 @@ def test_batch_stalls_splits_batches_by_reset():
     assert 0.0 <= result.share_with_reset <= 1.0
     assert (result.ms_with_reset is None) == (result.share_with_reset == 0.0)
     assert result.ms_without_reset is not None
+
+
+def test_batch_stalls_with_every_policy_and_ale_py_side_by_side():
+    """Short episodes, so that batches with resets occur; each policy kind that runs here."""
+    for policy in ("none", "sleep", "cpu"):
+        for backend in ("torchwm", "ale_py"):
+            result = batch_stalls.measure("pong", 4, 4, 0.3, backend=backend, policy=policy, policy_ms=0.5)
+            assert result.backend == backend and result.batches > 0, (backend, policy)
+    row = batch_stalls._median([result, result])
+    assert row["rounds"] == 2 and row["steps_per_s"] == result.steps_per_s
+
+
+def test_cpu_policy_runs_its_network_on_observations_of_any_shape():
+    policy = CpuMlp()
+    for shape in [(3, 4, 84, 84), (2, 210, 160, 3)]:
+        policy(np.zeros(shape, dtype=np.uint8))
+    assert make_policy("none") is None
+    with pytest.raises(ValueError, match="policy must be one of"):
+        make_policy("tpu")

@@ -16,6 +16,7 @@ import numpy as np
 
 from torchwm import _core
 from torchwm._rom import rom_path
+from torchwm.benchmarks.policies import make_policy
 from torchwm.benchmarks.timing import steps_per_second
 
 
@@ -146,19 +147,10 @@ def measure_backend(
     return AtariResult(backend, num_envs, rate, rate * FRAMESKIP)
 
 
-def _busy_policy(milliseconds: float) -> Callable[[], None]:
-    """A stand-in for the agent's forward pass: sleeps, as a GPU policy leaves the CPU to the envs."""
-    seconds = milliseconds / 1000.0
-
-    def policy() -> None:
-        time.sleep(seconds)
-
-    return policy
-
-
 def measure_async_overlap(game: str, num_envs: int, seconds: float, policy_ms: float) -> list[AtariResult]:
     """torchwm sync (policy then step) against async halves (policy on one half while the other steps)."""
-    policy = _busy_policy(policy_ms)
+    # A stand-in for the agent's forward pass: a sleep, as a GPU policy leaves the CPU to the envs.
+    policy = make_policy("sleep", policy_ms)
     half = max(1, num_envs // 2)
     results = []
     for batch_size, mode in ((num_envs, "sync"), (half, f"async{half}")):

@@ -55,7 +55,7 @@ sys.path.insert(0, {path!r})
 import torchwm
 from torchwm.benchmarks.timing import steps_per_second
 assert torchwm.__file__.startswith({path!r}), torchwm.__file__
-policy = (lambda: time.sleep({policy_ms} / 1000)) if {policy_ms} else None
+policy = (lambda obs: time.sleep({policy_ms} / 1000)) if {policy_ms} else None
 env = torchwm.AtariVectorEnv({game!r}, {num_envs}, num_threads={num_threads}, batch_size={batch_size})
 rate = steps_per_second(env, {seconds}, batch_size=env.batch_size, num_actions=int(env.single_action_space.n),
                         policy=policy)
