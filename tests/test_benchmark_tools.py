@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -48,3 +49,20 @@ def test_cpu_policy_runs_its_network_on_observations_of_any_shape():
     assert make_policy("none") is None
     with pytest.raises(ValueError, match="policy must be one of"):
         make_policy("tpu")
+
+
+def test_bench_scaling_writes_json_plot_and_efficiency(tmp_path, capsys):
+    from torchwm import cli
+
+    argv = ["bench", "--scaling", "--num-envs", "2", "--game", "pong", "--seconds", "0.1", "--repeats", "1"]
+    assert cli.main([*argv, "--backends", "torchwm", "ale_py", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    rows = report["atari"]["results"]
+    # 2 modes x 3 policies x 2 backends, each with its speed-up against torchwm at the same point.
+    assert len(rows) == 12
+    assert {(r["mode"], r["policy"]) for r in rows} == {
+        (mode, policy) for mode in ("sync", "async1") for policy in ("no policy", "sleep 1 ms", "CPU MLP")
+    }
+    assert all(r["torchwm_x"] for r in rows if r["backend"] == "ale_py")
+    assert "frames/s =" in capsys.readouterr().out
+    assert (tmp_path / "atari_scaling.png").stat().st_size > 0

@@ -46,42 +46,6 @@ def rollout(args: argparse.Namespace) -> int:
     return 0
 
 
-def _format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)) for r in rows]
-    return "\n".join(lines)
-
-
-def _plot(results: list[dict[str, Any]], path: Path, title: str) -> bool:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install 'torchwm[bench]')", file=sys.stderr)
-        return False
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    backends = sorted({r["backend"] for r in results if r["mode"] == "sync"})
-    for backend in backends:
-        points = sorted(
-            (r["num_envs"], r["steps_per_s"]) for r in results if r["backend"] == backend and r["mode"] == "sync"
-        )
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=backend)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("num_envs")
-    ax.set_ylabel("env steps / s")
-    ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return True
-
-
 def soak(args: argparse.Namespace) -> int:
     """Long run and create/close loops watching memory, threads, fds, processes, /dev/shm; JSON report."""
     from torchwm.benchmarks.soak import leak_summary, run_soak
@@ -89,8 +53,9 @@ def soak(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     num_envs = args.num_envs[0] if len(args.num_envs) == 1 else 8
+    game = args.game[0]
     report = run_soak(
-        args.game,
+        game,
         num_envs,
         args.soak_million_frames,
         args.soak_cycles,
@@ -99,7 +64,7 @@ def soak(args: argparse.Namespace) -> int:
     )
     frames = report["atari_frames"]
     print(
-        f"AtariVectorEnv {args.game} x{num_envs}: {frames['million_frames']}M frames in {frames['seconds']} s, "
+        f"AtariVectorEnv {game} x{num_envs}: {frames['million_frames']}M frames in {frames['seconds']} s, "
         f"RSS {frames['rss_mib_start_end'][0]} -> {frames['rss_mib_start_end'][1]} MiB "
         f"({frames['rss_growth_percent']:+.3f}%, slope {frames['rss_slope_mib_per_million_frames']:+.4f} MiB per M frames)"
     )
@@ -128,14 +93,16 @@ def bench(args: argparse.Namespace) -> int:
         return soak(args)
     from tqdm import tqdm
 
-    from torchwm.benchmarks import atari_bench
+    from torchwm.benchmarks import atari_bench, atari_report
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
         "machine": _machine(),
         "settings": {
-            "game": args.game,
+            "games": args.game,
+            "scaling": args.scaling,
+            "policy": args.policy,
             "seconds_per_point": args.seconds,
             "repeats": args.repeats,
             "process_rounds": args.process_rounds,
@@ -149,41 +116,15 @@ def bench(args: argparse.Namespace) -> int:
         unknown = set(backends) - set(atari_bench.BACKENDS)
         if unknown:
             raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(atari_bench.BACKENDS)}")
-        total = (len(backends) * len(args.num_envs) + (2 if args.policy_ms > 0 else 0)) * args.repeats
-        with tqdm(total=total, desc="atari", unit="run") as progress:
-            results, raw_fps = atari_bench.measure_all(
-                args.game, args.num_envs, backends, args.seconds, args.policy_ms, progress, args.repeats
-            )
-        rows = [r.to_dict() for r in results]
-        summary = atari_bench.summarize(results, raw_fps)
-        report["atari"] = {"results": rows, "summary": summary}
-        torchwm_rate = {
-            r["num_envs"]: r["steps_per_s"] for r in rows if r["backend"] == "torchwm" and r["mode"] == "sync"
-        }
-        for r in rows:
-            base = torchwm_rate.get(r["num_envs"])
-            r["torchwm_x"] = f"{base / r['steps_per_s']:.2f}" if base and r["mode"] == "sync" else ""
-            r["steps_per_s"] = round(r["steps_per_s"])
-            r["frames_per_s"] = round(r["frames_per_s"])
-        print()
-        print(_format_table(rows, ["backend", "mode", "num_envs", "steps_per_s", "frames_per_s", "torchwm_x"]))
-        print(f"\ncores: {summary['cores']}")
-        for emulator, fps in raw_fps.items():
-            label = {"torchwm": "torchwm's ALE build", "ale_py": "stock ALE (ale_py)"}[emulator]
-            print(f"raw single-thread {label}: {fps:,.0f} frames/s")
-            for n, eff in summary["torchwm_frames_vs_cores_x_raw"][emulator].items():
-                print(f"  torchwm x{n}: emulator frames/s = {eff:.2f} x (cores x that)")
-        if _plot(
-            report["atari"]["results"], out_dir / "atari_throughput.png", f"{args.game}: env steps/s (higher is better)"
-        ):
-            print(f"plot: {out_dir / 'atari_throughput.png'}")
+        with tqdm(desc="atari", unit="run") as progress:
+            report["atari"] = atari_report.run(args, backends, progress, out_dir)
     if args.suite in ("process", "all"):
         from torchwm.benchmarks.process_bench import run_process_benchmarks
 
         process_rows = run_process_benchmarks(seconds=args.seconds, rounds=args.process_rounds)
         report["process"] = process_rows
         print()
-        print(_format_table(process_rows, ["case", "backend", "num_envs", "steps_per_s", "torchwm_x"]))
+        print(atari_report.format_table(process_rows, ["case", "backend", "num_envs", "steps_per_s", "torchwm_x"]))
     json_path = out_dir / "bench.json"
     json_path.write_text(json.dumps(report, indent=2, default=str))
     print(f"results: {json_path}")
@@ -203,8 +144,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
     p.add_argument("--suite", choices=["atari", "process", "all"], default="atari")
-    p.add_argument("--game", default="breakout")
-    p.add_argument("--num-envs", type=int, nargs="+", default=[2, 4, 8, 16])
+    p.add_argument(
+        "--game", nargs="+", default=None, help="one or more games (default: breakout; --scaling: breakout pong)"
+    )
+    p.add_argument(
+        "--num-envs", type=int, nargs="+", default=None, help="env counts (default: 2 4 8 16; --scaling: 16 to 256)"
+    )
+    p.add_argument(
+        "--policy",
+        choices=["none", "sleep", "cpu", "gpu"],
+        default="none",
+        help="the caller's work between steps, for every backend: a --policy-ms sleep, or a small MLP's forward"
+        " pass on the observations on the CPU (numpy) or a CUDA GPU (torch)",
+    )
+    p.add_argument(
+        "--scaling",
+        action="store_true",
+        help="sweep num_envs x sync/async (half batches) x policy (none, sleep, cpu) x backends, threads = cores;"
+        " writes atari_scaling.png",
+    )
     p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
     p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
@@ -239,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "bench":
+        from torchwm.benchmarks.atari_report import SCALING_ENVS, SCALING_GAMES
+
+        scaling = args.scaling
+        args.game = args.game or (SCALING_GAMES if scaling else ["breakout"])
+        args.num_envs = args.num_envs or (SCALING_ENVS if scaling else [2, 4, 8, 16])
     if getattr(args, "quick", False):
         args.num_envs = [8]
         args.seconds = 1.0

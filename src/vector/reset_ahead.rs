@@ -1,7 +1,7 @@
 //! Resets done ahead of the step that needs them.
 //!
 //! In next-step autoreset an env whose episode ended resets on its next step, whatever action comes.
-//! So once the batch that ended the episode has been handed to the caller, a pool thread does that
+//! So once the sync batch that ended the episode has been handed to the caller, a pool thread does that
 //! reset at once, at lower priority than queued steps, while the caller computes its policy; the next
 //! step then takes its result instead of waiting for it. It is the same reset the step would have
 //! run, in the same order of emulator calls and random draws, so every result stays bit-identical.

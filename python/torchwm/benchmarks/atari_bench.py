@@ -16,7 +16,7 @@ import numpy as np
 
 from torchwm import _core
 from torchwm._rom import rom_path
-from torchwm.benchmarks.policies import make_policy
+from torchwm.benchmarks.policies import describe, make_policy
 from torchwm.benchmarks.timing import steps_per_second
 
 
@@ -27,6 +27,8 @@ class AtariResult:
     steps_per_s: float
     frames_per_s: float
     mode: str = "sync"
+    game: str = "breakout"
+    policy: str = "none"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -37,26 +39,52 @@ class AtariResult:
 FRAMESKIP = 4
 
 
-def _torchwm(game: str, num_envs: int, **extra: Any) -> Any:
+def _torchwm(game: str, num_envs: int, batch_size: int = 0) -> Any:
     from torchwm import AtariVectorEnv
 
-    return AtariVectorEnv(game, num_envs, **extra)
+    return AtariVectorEnv(game, num_envs, batch_size=batch_size)
 
 
-def _ale_py(game: str, num_envs: int, **extra: Any) -> Any:
+def _ale_py(game: str, num_envs: int, batch_size: int = 0) -> Any:
     from ale_py.vector_env import AtariVectorEnv
 
-    return AtariVectorEnv(game, num_envs, **extra)
+    return AtariVectorEnv(game, num_envs, batch_size=batch_size)
 
 
-def _envpool(game: str, num_envs: int, **extra: Any) -> Any:
+class _EnvPoolBatches:
+    """EnvPool's gymnasium env, stepped as torchwm and ale_py step theirs: each ``step`` answers the
+    envs of the last batch (EnvPool's async mode needs their ids passed in)."""
+
+    def __init__(self, env: Any) -> None:
+        self._env = env
+        self._env_ids: Any = None
+        self.single_action_space = env.action_space
+        self.batch_size = env.config["batch_size"]
+
+    def reset(self, seed: int | None = None) -> tuple[Any, Any]:
+        self._env.async_reset()
+        obs, _, _, _, info = self._env.recv()
+        self._env_ids = info["env_id"]
+        return obs, info
+
+    def step(self, actions: Any) -> tuple[Any, ...]:
+        self._env.send(actions, self._env_ids)
+        result = self._env.recv()
+        self._env_ids = result[4]["env_id"]
+        return result
+
+    def close(self) -> None:
+        self._env.close()
+
+
+def _envpool(game: str, num_envs: int, batch_size: int = 0) -> Any:
     import envpool
 
     task = "".join(part.capitalize() for part in game.split("_")) + "-v5"
-    return envpool.make_gymnasium(
+    env = envpool.make_gymnasium(
         task,
         num_envs=num_envs,
-        batch_size=num_envs,
+        batch_size=batch_size or num_envs,
         episodic_life=False,
         reward_clip=True,
         stack_num=4,
@@ -67,9 +95,10 @@ def _envpool(game: str, num_envs: int, **extra: Any) -> Any:
         use_fire_reset=True,
         seed=0,
     )
+    return env if batch_size in (0, num_envs) else _EnvPoolBatches(env)
 
 
-def _gymnasium(game: str, num_envs: int, vector: str) -> Any:
+def _gymnasium(game: str, num_envs: int, vector: str, batch_size: int = 0) -> Any:
     import ale_py
     import gymnasium as gym
 
@@ -89,8 +118,8 @@ BACKENDS: dict[str, Callable[..., Any]] = {
     "torchwm": _torchwm,
     "ale_py": _ale_py,
     "envpool": _envpool,
-    "gym_sync": lambda game, n: _gymnasium(game, n, "sync"),
-    "gym_async": lambda game, n: _gymnasium(game, n, "async"),
+    "gym_sync": lambda game, n, batch_size=0: _gymnasium(game, n, "sync"),
+    "gym_async": lambda game, n, batch_size=0: _gymnasium(game, n, "async"),
 }
 
 
@@ -134,100 +163,115 @@ def measure_backend(
     game: str,
     num_envs: int,
     seconds: float,
+    *,
+    batch_size: int = 0,
+    policy: str = "none",
+    policy_ms: float = 1.0,
 ) -> AtariResult:
+    """One point: ``backend`` stepping ``num_envs`` envs of ``game`` (``batch_size`` of them per
+    batch, all when 0) for ``seconds``, with ``policy`` (see ``policies``) called between steps."""
+    batch = batch_size or num_envs
     # Backends warn about things the benchmark does on purpose (EnvPool: reset(seed=) is ignored).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        env = BACKENDS[backend](game, num_envs)
+        env = BACKENDS[backend](game, num_envs, batch_size=batch_size)
         try:
             num_actions = int(env.single_action_space.n)
-            rate = steps_per_second(env, seconds, batch_size=num_envs, num_actions=num_actions)
+            rate = steps_per_second(
+                env, seconds, batch_size=batch, num_actions=num_actions, policy=make_policy(policy, policy_ms)
+            )
         finally:
             env.close()
-    return AtariResult(backend, num_envs, rate, rate * FRAMESKIP)
+    mode = "sync" if batch == num_envs else f"async{batch}"
+    return AtariResult(backend, num_envs, rate, rate * FRAMESKIP, mode, game, describe(policy, policy_ms))
 
 
 def measure_async_overlap(game: str, num_envs: int, seconds: float, policy_ms: float) -> list[AtariResult]:
-    """torchwm sync (policy then step) against async halves (policy on one half while the other steps)."""
-    # A stand-in for the agent's forward pass: a sleep, as a GPU policy leaves the CPU to the envs.
-    policy = make_policy("sleep", policy_ms)
+    """torchwm sync (policy then step) against async halves (policy on one half while the other steps),
+    with a sleep for the policy, as a GPU forward pass leaves the CPU to the envs."""
     half = max(1, num_envs // 2)
-    results = []
-    for batch_size, mode in ((num_envs, "sync"), (half, f"async{half}")):
-        env = _torchwm(game, num_envs, batch_size=batch_size)
-        try:
-            num_actions = int(env.single_action_space.n)
-            rate = steps_per_second(env, seconds, batch_size=batch_size, num_actions=num_actions, policy=policy)
-        finally:
-            env.close()
-        results.append(AtariResult("torchwm", num_envs, rate, rate * FRAMESKIP, mode=f"{mode}+policy{policy_ms:g}ms"))
-    return results
+    return [
+        measure_backend("torchwm", game, num_envs, seconds, batch_size=size, policy="sleep", policy_ms=policy_ms)
+        for size in (num_envs, half)
+    ]
 
 
 def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def summarize(results: list[AtariResult], raw_fps: dict[str, float]) -> dict[str, Any]:
-    """Ratios the targets are stated in: torchwm against each backend at each num_envs, and torchwm's
-    emulator frames/s against cores x raw single-thread frames/s, of each raw emulator measured."""
-    by_key = {(r.backend, r.num_envs, r.mode): r for r in results}
-    ratios: dict[str, dict[str, float]] = {}
+def summarize(results: list[AtariResult], raw_fps: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """Ratios the targets are stated in, per game: torchwm against each backend at each point (same
+    num_envs, mode and policy), and torchwm's emulator frames/s against cores x raw single-thread
+    frames/s, of each raw emulator measured (``raw_fps[game][emulator]``)."""
+    by_key = {(r.game, r.backend, r.num_envs, r.mode, r.policy): r for r in results}
+    games: dict[str, Any] = {}
     for r in results:
-        if r.mode != "sync" or r.backend == "torchwm":
-            continue
-        ours = by_key.get(("torchwm", r.num_envs, "sync"))
-        if ours is not None:
-            ratios.setdefault(str(r.num_envs), {})[r.backend] = ours.steps_per_s / r.steps_per_s
-    efficiency = {
-        emulator: {
-            str(r.num_envs): r.frames_per_s / (cpu_count() * fps)
-            for r in results
-            if r.backend == "torchwm" and r.mode == "sync"
-        }
-        for emulator, fps in raw_fps.items()
-    }
-    return {
-        "raw_single_thread_frames_per_s": raw_fps,
-        "cores": cpu_count(),
-        "torchwm_speedup": ratios,
-        "torchwm_frames_vs_cores_x_raw": efficiency,
-    }
+        game = games.setdefault(r.game, {"torchwm_speedup": {}, "torchwm_frames_vs_cores_x_raw": {}})
+        point = f"{r.num_envs} {r.mode} {r.policy}"
+        ours = by_key.get((r.game, "torchwm", r.num_envs, r.mode, r.policy))
+        if r.backend != "torchwm" and ours is not None:
+            game["torchwm_speedup"].setdefault(point, {})[r.backend] = ours.steps_per_s / r.steps_per_s
+        if r.backend == "torchwm":
+            for emulator, fps in raw_fps.get(r.game, {}).items():
+                efficiency = r.frames_per_s / (cpu_count() * fps)
+                game["torchwm_frames_vs_cores_x_raw"].setdefault(emulator, {})[point] = efficiency
+    return {"raw_single_thread_frames_per_s": raw_fps, "cores": cpu_count(), "games": games}
 
 
-def measure_all(
-    game: str,
-    num_envs_list: list[int],
-    backends: list[str],
+@dataclass(frozen=True)
+class Point:
+    """One measurement of a sweep: a game, a backend, env count, batch size (0: sync) and policy."""
+
+    game: str
+    backend: str
+    num_envs: int
+    batch_size: int = 0
+    policy: str = "none"
+
+
+def measure_points(
+    points: list[Point],
     seconds: float,
     policy_ms: float,
-    progress: Any = None,
     repeats: int = 1,
-) -> tuple[list[AtariResult], dict[str, float]]:
-    """Runs every backend at every num_envs, ``repeats`` times, interleaved so that drifting machine
-    load hits all backends alike, and keeps the median of each point. Also returns the median raw
-    single-thread frames/s of torchwm's emulator and, when ale_py is benchmarked, of stock ALE."""
+    progress: Any = None,
+    with_stock_ale: bool = True,
+) -> tuple[list[AtariResult], dict[str, dict[str, float]]]:
+    """Measures every point ``repeats`` times, interleaved so that drifting machine load hits all
+    backends alike, and keeps the median of each. Also returns, per game, the median raw single-thread
+    frames/s of torchwm's emulator and (``with_stock_ale``) of stock ALE, measured once per repeat."""
     emulators: dict[str, Callable[[str], float]] = {"torchwm": raw_emulator_frames_per_second}
-    if "ale_py" in backends:
+    if with_stock_ale:
         emulators["ale_py"] = stock_ale_frames_per_second
-    raw_rates = {name: [measure(game)] for name, measure in emulators.items()}
-    samples: dict[tuple[str, int, str], list[AtariResult]] = {}
+    games = sorted({p.game for p in points})
+    raw_rates: dict[tuple[str, str], list[float]] = {(g, e): [] for g in games for e in emulators}
+    samples: dict[Point, list[AtariResult]] = {}
     for _ in range(repeats):
-        for num_envs in num_envs_list:
-            for backend in backends:
-                if progress is not None:
-                    progress.set_postfix_str(f"{backend} x{num_envs}")
-                result = measure_backend(backend, game, num_envs, seconds)
-                samples.setdefault((backend, num_envs, result.mode), []).append(result)
-                if progress is not None:
-                    progress.update(1)
-        if policy_ms > 0:
-            overlap_envs = 8 if 8 in num_envs_list else max(num_envs_list)
-            for result in measure_async_overlap(game, overlap_envs, seconds, policy_ms):
-                samples.setdefault((result.backend, result.num_envs, result.mode), []).append(result)
+        for point in points:
             if progress is not None:
-                progress.update(2)
-        for name, measure in emulators.items():
-            raw_rates[name].append(measure(game))
+                progress.set_postfix_str(f"{point.game} {point.backend} x{point.num_envs}")
+            result = measure_backend(
+                point.backend,
+                point.game,
+                point.num_envs,
+                seconds,
+                batch_size=point.batch_size,
+                policy=point.policy,
+                policy_ms=policy_ms,
+            )
+            samples.setdefault(point, []).append(result)
+            if progress is not None:
+                progress.update(1)
+        for game, emulator in raw_rates:
+            raw_rates[(game, emulator)].append(emulators[emulator](game))
     results = [sorted(runs, key=lambda r: r.steps_per_s)[len(runs) // 2] for runs in samples.values()]
-    return results, {name: float(np.median(rates)) for name, rates in raw_rates.items()}
+    raw_fps: dict[str, dict[str, float]] = {}
+    for (game, emulator), rates in raw_rates.items():
+        raw_fps.setdefault(game, {})[emulator] = float(np.median(rates))
+    return results, raw_fps
+
+
+def sweep_points(games: list[str], num_envs_list: list[int], backends: list[str], policy: str) -> list[Point]:
+    """The default sweep: every game, env count and backend in sync mode, with one policy."""
+    return [Point(game, backend, n, 0, policy) for game in games for n in num_envs_list for backend in backends]

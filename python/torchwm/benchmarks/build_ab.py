@@ -11,6 +11,7 @@ so a noisy machine slows both alike. The ratio reported per case is B/A of the m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -119,9 +120,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="thread counts (0: the default)")
     parser.add_argument("--only", action="append", default=[], help="run only cases whose label contains this")
     parser.add_argument("--json", help="also write the rows to this file")
+    parser.add_argument(
+        "--policy-ms", type=float, default=0.0, help="a sleep between steps in every case (0: only the overlap cases)"
+    )
     args = parser.parse_args(argv)
     cases = [
-        case
+        dataclasses.replace(case, policy_ms=case.policy_ms or args.policy_ms)
         for case in default_cases(args.num_envs, args.threads)
         if not args.only or any(part in case.label for part in args.only)
     ]

@@ -94,10 +94,12 @@ impl AtariVectorEnv {
         Ok(batch)
     }
 
-    /// Next-step mode: has the pool reset the envs among `ran` whose episode ended, while the caller
-    /// works on the batch they are in (see `reset_ahead`). Called once that batch is filled.
+    /// Next-step mode, sync batches: has the pool reset the envs among `ran` whose episode ended,
+    /// while the caller works on the batch they are in (see `reset_ahead`). Called once that batch is
+    /// filled. Not in async mode: there a reset holds up no batch (the batch is whichever envs finish
+    /// first), and running it ahead measured 3-4% slower (docs/performance.md).
     fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
-        if self.config.autoreset_mode != AutoresetMode::NextStep {
+        if self.config.autoreset_mode != AutoresetMode::NextStep || self.batch_size != self.config.num_envs {
             return Ok(());
         }
         let mut queued = 0;
