@@ -21,7 +21,7 @@ def torchwm_worker_threads() -> list[str]:
             name = comm.read_text().strip()
         except OSError:  # the thread ended while we looked
             continue
-        if name.startswith("torchwm-atari"):
+        if name.startswith(("torchwm-atari", "torchwm-reset")):
             names.append(name)
     return names
 

@@ -44,8 +44,6 @@ struct Waiter {
 
 pub(crate) struct ActionQueue {
     pub jobs: Sender<Job>,
-    /// Envs whose reset the pool runs ahead (see [`super::reset_ahead`]), when no job is queued.
-    pub resets_ahead: Sender<usize>,
     /// The caller's own worker side of the queue, to run jobs while it waits, as a pool thread does.
     own: WorkerChannels,
     completions: Receiver<Completion>,
@@ -57,7 +55,6 @@ pub(crate) struct ActionQueue {
 #[derive(Clone)]
 pub(crate) struct WorkerChannels {
     jobs: Receiver<Job>,
-    resets_ahead: Receiver<usize>,
     completions: Sender<Completion>,
     waiter: Arc<Waiter>,
 }
@@ -66,11 +63,6 @@ impl WorkerChannels {
     /// The next queued job, if any (never blocks: a pool task that finds none ends).
     pub fn next_job(&self) -> Option<Job> {
         self.jobs.try_recv().ok()
-    }
-
-    /// The next env whose reset runs ahead, if any: for pool threads once no job is queued.
-    pub fn next_reset_ahead(&self) -> Option<usize> {
-        self.resets_ahead.try_recv().ok()
     }
 
     /// Reports a finished job; wakes the caller only when its batch is complete.
@@ -127,10 +119,8 @@ impl ActionQueue {
             .collect()
     }
 
-    /// Takes the jobs no worker has started out of the queue; returns how many there were. Resets
-    /// queued ahead are dropped too (they have no completion to count).
+    /// Takes the jobs no worker has started out of the queue; returns how many there were.
     pub fn discard_queued_jobs(&self) -> usize {
-        std::iter::from_fn(|| self.own.next_reset_ahead()).for_each(drop);
         std::iter::from_fn(|| self.own.next_job()).count()
     }
 
@@ -168,21 +158,12 @@ const INTERRUPT_CHECK: Duration = Duration::from_millis(20);
 const SPIN_MICROS: u64 = 500;
 
 /// Channels for `num_envs` envs: at most one job per env is in flight, so `num_envs` bounds the job
-/// queue and `send` never blocks. Resets ahead are unbounded: one taken or dropped before a pool
-/// thread reached it stays queued (and is skipped then) while the env may queue another.
+/// queue and `send` never blocks.
 pub(crate) fn action_queue(num_envs: usize) -> (ActionQueue, WorkerChannels) {
     let (job_tx, job_rx) = crossbeam_channel::bounded(num_envs);
-    let (ahead_tx, ahead_rx) = crossbeam_channel::unbounded();
     let (done_tx, done_rx) = crossbeam_channel::bounded(num_envs);
     let parker = Parker::new();
     let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });
-    let workers = WorkerChannels { jobs: job_rx, resets_ahead: ahead_rx, completions: done_tx, waiter };
-    let queue = ActionQueue {
-        jobs: job_tx,
-        resets_ahead: ahead_tx,
-        own: workers.clone(),
-        completions: done_rx,
-        parker: Mutex::new(parker),
-    };
-    (queue, workers)
+    let workers = WorkerChannels { jobs: job_rx, completions: done_tx, waiter };
+    (ActionQueue { jobs: job_tx, own: workers.clone(), completions: done_rx, parker: Mutex::new(parker) }, workers)
 }

@@ -221,7 +221,8 @@ impl AtariVectorEnv {
         let env_ids = self.last_env_ids.take().unwrap_or_default();
         // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
         // long, and starting it first keeps the other threads from idling at the end of the batch.
-        // An env whose reset is running ahead goes last: by the time a thread gets to it, it is done.
+        // Before them, envs whose reset is running ahead on a low-priority thread: the thread that
+        // takes such a job waits for that reset, leaving its core to it while the others step.
         let mut resets = Vec::with_capacity(env_ids.len());
         let mut steps = Vec::with_capacity(env_ids.len());
         let mut running_ahead = Vec::new();
@@ -235,7 +236,7 @@ impl AtariVectorEnv {
                 Err(TryLockError::WouldBlock) => running_ahead.push(job),
             }
         }
-        self.enqueue(resets.into_iter().chain(steps).chain(running_ahead))
+        self.enqueue(running_ahead.into_iter().chain(resets).chain(steps))
     }
 
     fn check_steppable(&self) -> Result<()> {

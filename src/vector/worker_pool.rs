@@ -7,8 +7,13 @@
 //! order jobs start in, and whichever thread is free takes the next one, which balances a reset's
 //! stall as work stealing would.
 //!
-//! Rayon does not join its threads when a pool is dropped; the pool is built with a spawn handler
+//! Resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many threads at the
+//! lowest priority (nice 19): they use only CPU that the steps and the caller's own work (its policy)
+//! leave idle, so running a reset early never slows down what the caller waits for.
+//!
+//! Rayon does not join its threads when a pool is dropped; the pools are built with a spawn handler
 //! that keeps their `JoinHandle`s, so `shut_down` returns only once every thread has ended.
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -17,28 +22,30 @@ use rayon::{ThreadBuilder, ThreadPool, ThreadPoolBuilder};
 use super::action_queue::{Completion, WorkerChannels};
 use super::config::AutoresetMode;
 use super::env_slot::{run_job, run_reset_ahead, SharedEnvs};
+use crate::ffi::lower_current_thread_priority;
 
-/// What every task of the pool runs: take queued jobs, run them, report their completions; when no
-/// job is left, run the resets queued ahead.
+/// What every task of the pool runs: take queued jobs, run them, report their completions.
 struct JobRunner {
     envs: SharedEnvs,
     channels: WorkerChannels,
     mode: AutoresetMode,
+    /// Set at shut-down: resets ahead still queued are skipped rather than run before the threads end.
+    closing: AtomicBool,
 }
 
 impl JobRunner {
     fn run_queued_jobs(&self) {
-        loop {
-            if let Some(job) = self.channels.next_job() {
-                let result = run_job(&self.envs, job, self.mode);
-                if !self.channels.complete(Completion { env_id: job.env_id, result }) {
-                    return;
-                }
-            } else if let Some(env_id) = self.channels.next_reset_ahead() {
-                run_reset_ahead(&self.envs, env_id);
-            } else {
+        while let Some(job) = self.channels.next_job() {
+            let result = run_job(&self.envs, job, self.mode);
+            if !self.channels.complete(Completion { env_id: job.env_id, result }) {
                 return;
             }
+        }
+    }
+
+    fn run_reset_ahead(&self, env_id: usize) {
+        if !self.closing.load(Ordering::Relaxed) {
+            run_reset_ahead(&self.envs, env_id);
         }
     }
 }
@@ -46,13 +53,16 @@ impl JobRunner {
 pub(crate) struct WorkerPool {
     /// `None` once shut down or abandoned.
     pool: Option<ThreadPool>,
+    /// The low-priority threads that run resets ahead; `None` once shut down or abandoned.
+    background: Option<ThreadPool>,
     threads: Vec<JoinHandle<()>>,
     runner: Arc<JobRunner>,
 }
 
 impl WorkerPool {
-    /// Starts `num_threads` threads named `torchwm-atari-<i>`; with `affinity_offset`, thread `i` is
-    /// pinned to core `(offset + i) % cores`.
+    /// Starts `num_threads` threads named `torchwm-atari-<i>`, and as many low-priority ones named
+    /// `torchwm-reset-<i>`; with `affinity_offset`, thread `i` of each is pinned to core
+    /// `(offset + i) % cores`.
     pub fn start(
         envs: &SharedEnvs,
         channels: WorkerChannels,
@@ -61,27 +71,21 @@ impl WorkerPool {
         affinity_offset: Option<usize>,
     ) -> std::io::Result<Self> {
         debug_assert!(num_threads > 0, "VectorConfig::effective_num_threads is at least 1");
-        let mut threads = Vec::with_capacity(num_threads);
-        let cores = core_affinity::get_core_ids().unwrap_or_default();
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(num_threads)
-            .thread_name(|index| format!("torchwm-atari-{index}"))
-            .start_handler(move |index| pin_to_core(&cores, affinity_offset, index))
-            // Jobs catch their own panics (`run_job`); one here is a bug in the pool's own code, and
-            // rayon's default would abort the process.
-            .panic_handler(|_| eprintln!("torchwm: a worker-pool task panicked"))
-            .spawn_handler(|thread| spawn_joinable(thread, &mut threads))
-            .build();
-        let pool = match pool {
-            Ok(pool) => pool,
+        let mut threads = Vec::with_capacity(2 * num_threads);
+        let pools = build_pool("torchwm-atari", num_threads, affinity_offset, false, &mut threads).and_then(|pool| {
+            let background = build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads)?;
+            Ok((pool, background))
+        });
+        let (pool, background) = match pools {
+            Ok(pools) => pools,
             Err(error) => {
                 // Rayon ends the threads it did start; they must be gone before the error is reported.
                 threads.into_iter().for_each(|thread| drop(thread.join()));
                 return Err(std::io::Error::other(error));
             }
         };
-        let runner = Arc::new(JobRunner { envs: Arc::clone(envs), channels, mode });
-        Ok(Self { pool: Some(pool), threads, runner })
+        let runner = Arc::new(JobRunner { envs: Arc::clone(envs), channels, mode, closing: AtomicBool::new(false) });
+        Ok(Self { pool: Some(pool), background: Some(background), threads, runner })
     }
 
     /// Has up to `jobs` threads take jobs from the queue (each until it is empty): called after
@@ -94,10 +98,19 @@ impl WorkerPool {
         }
     }
 
+    /// Has a low-priority thread reset `env_id` ahead of its next step (queued with `ResetAhead::queue`).
+    pub fn reset_ahead(&self, env_id: usize) {
+        let Some(background) = &self.background else { return };
+        let runner = Arc::clone(&self.runner);
+        background.spawn(move || runner.run_reset_ahead(env_id));
+    }
+
     /// Ends the threads once their tasks are done, and joins them. Idempotent.
     pub fn shut_down(&mut self) {
-        // Dropping the pool lets its threads exit once idle; joining waits for that.
+        self.runner.closing.store(true, Ordering::Relaxed);
+        // Dropping the pools lets their threads exit once idle; joining waits for that.
         drop(self.pool.take());
+        drop(self.background.take());
         for thread in self.threads.drain(..) {
             let _ = thread.join();
         }
@@ -107,6 +120,7 @@ impl WorkerPool {
     /// (the pool's locks may have been held by a thread at the fork).
     pub fn abandon(&mut self) {
         std::mem::forget(self.pool.take());
+        std::mem::forget(self.background.take());
         self.threads.clear();
     }
 }
@@ -115,6 +129,32 @@ impl Drop for WorkerPool {
     fn drop(&mut self) {
         self.shut_down();
     }
+}
+
+/// A pool of `num_threads` threads named `<name>-<i>`, pinned as `start` says, at the lowest priority
+/// when `low_priority`; their handles go into `threads`.
+fn build_pool(
+    name: &'static str,
+    num_threads: usize,
+    affinity_offset: Option<usize>,
+    low_priority: bool,
+    threads: &mut Vec<JoinHandle<()>>,
+) -> Result<ThreadPool, rayon::ThreadPoolBuildError> {
+    let cores = core_affinity::get_core_ids().unwrap_or_default();
+    ThreadPoolBuilder::new()
+        .num_threads(num_threads)
+        .thread_name(move |index| format!("{name}-{index}"))
+        .start_handler(move |index| {
+            pin_to_core(&cores, affinity_offset, index);
+            if low_priority {
+                lower_current_thread_priority();
+            }
+        })
+        // Jobs catch their own panics (`run_job`); one here is a bug in the pool's own code, and
+        // rayon's default would abort the process.
+        .panic_handler(|_| eprintln!("torchwm: a worker-pool task panicked"))
+        .spawn_handler(|thread| spawn_joinable(thread, threads))
+        .build()
 }
 
 fn pin_to_core(cores: &[core_affinity::CoreId], affinity_offset: Option<usize>, index: usize) {

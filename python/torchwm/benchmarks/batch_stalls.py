@@ -67,7 +67,8 @@ def _timed_batches(
     env: Any, policy: Policy | None, seconds: float, num_envs: int, seed: int
 ) -> tuple[int, float, list[float], list[float]]:
     """Steps for ``seconds``; returns (batches, elapsed s, step times with a reset, without)."""
-    actions = np.random.default_rng(seed).integers(0, int(env.single_action_space.n), size=(256, env.batch_size))
+    batch_size = getattr(env, "batch_size", num_envs)  # EnvPool's sync env has no batch_size
+    actions = np.random.default_rng(seed).integers(0, int(env.single_action_space.n), size=(256, batch_size))
     obs, _ = env.reset(seed=seed)
     ended = np.zeros(num_envs, dtype=bool)
     with_reset: list[float] = []
@@ -104,7 +105,7 @@ def measure(
             batches, elapsed, with_reset, without_reset = _timed_batches(
                 env, make_policy(policy, policy_ms), seconds, num_envs, seed
             )
-            size = env.batch_size if hasattr(env, "batch_size") else num_envs
+            size = getattr(env, "batch_size", num_envs)
         finally:
             env.close()
     label = f"sleep {policy_ms:g} ms" if policy == "sleep" else policy

@@ -94,28 +94,22 @@ impl AtariVectorEnv {
         Ok(batch)
     }
 
-    /// Next-step mode, sync batches: has the pool reset the envs among `ran` whose episode ended,
-    /// while the caller works on the batch they are in (see `reset_ahead`). Called once that batch is
-    /// filled. Not in async mode: there a reset holds up no batch (the batch is whichever envs finish
-    /// first), and running it ahead measured 3-4% slower (docs/performance.md).
+    /// Next-step mode, sync batches: has the low-priority threads reset the envs among `ran` whose
+    /// episode ended, while the caller works on the batch they are in (see `reset_ahead`). Called once
+    /// that batch is filled. Not in async mode: there a reset holds up no batch (the batch is whichever
+    /// envs finish first), and running it ahead gained nothing (docs/performance.md).
     fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
         if self.config.autoreset_mode != AutoresetMode::NextStep || self.batch_size != self.config.num_envs {
             return Ok(());
         }
-        let mut queued = 0;
         for &env_id in ran {
             let mut slot = self.lock_env(env_id)?;
             if slot.env.is_episode_over() {
                 slot.ahead.queue();
                 drop(slot);
-                self.queue
-                    .resets_ahead
-                    .send(env_id)
-                    .map_err(|_| Error::WorkerPanic("worker threads have stopped".into()))?;
-                queued += 1;
+                self.workers.reset_ahead(env_id);
             }
         }
-        self.workers.dispatch(queued);
         Ok(())
     }
 
