@@ -15,7 +15,8 @@ use pyo3::types::{PyDict, PyTuple};
 use super::settings::{config_from_keywords, settings_dict};
 use super::{check_signals, enter_core};
 use crate::error::Error;
-use crate::vector::{AtariVectorEnv, BatchResult, EpisodeColumns};
+use crate::fork::fork_generation;
+use crate::vector::{created_before_fork, AtariVectorEnv, BatchResult, EpisodeColumns};
 
 #[pyclass(module = "torchwm._core", name = "AtariVectorCore", frozen)]
 pub struct AtariVectorCore {
@@ -28,6 +29,9 @@ pub struct AtariVectorCore {
     num_threads: usize,
     action_set: Vec<i32>,
     settings: Py<PyDict>,
+    /// `fork_generation()` when created: another value means this is a forked child, where the
+    /// worker threads do not exist and the lock may be held for ever by a thread that was not copied.
+    fork_generation: u64,
 }
 
 impl AtariVectorCore {
@@ -35,6 +39,9 @@ impl AtariVectorCore {
     fn lock(&self) -> PyResult<MutexGuard<'_, AtariVectorEnv>> {
         if self.closing.load(Ordering::SeqCst) {
             return Err(Error::Closed.into());
+        }
+        if self.is_forked_copy() {
+            return Err(created_before_fork().into());
         }
         self.inner.try_lock().map_err(|error| match error {
             TryLockError::WouldBlock => Error::InvalidState(
@@ -46,6 +53,10 @@ impl AtariVectorCore {
             .into(),
             TryLockError::Poisoned(_) => Error::WorkerPanic("an earlier call panicked".into()).into(),
         })
+    }
+
+    fn is_forked_copy(&self) -> bool {
+        self.fork_generation != fork_generation()
     }
 
     fn batch_obs_shape(&self, rows: usize) -> Vec<usize> {
@@ -143,6 +154,7 @@ impl AtariVectorCore {
             closing,
             obs_shape,
             settings,
+            fork_generation: fork_generation(),
         })
     }
 
@@ -253,6 +265,11 @@ impl AtariVectorCore {
     /// Stops and joins the worker threads; from any thread, ending a wait in another. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         self.closing.store(true, Ordering::SeqCst);
+        if self.is_forked_copy() {
+            // In a forked child there is nothing to stop, and the lock may belong to a thread that was
+            // not copied: the child's copy is closed without touching it (the parent's env is unaffected).
+            return Ok(());
+        }
         // A call blocked in another thread sees `closing` within a few milliseconds and lets go.
         enter_core(py, || {
             let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -126,11 +126,7 @@ impl AtariVectorEnv {
             return Err(Error::Closed);
         }
         if self.fork_generation != fork_generation() {
-            return Err(Error::InvalidState(
-                "this AtariVectorEnv was created before fork(); its worker threads do not exist in this \
-                 process: create a new environment in the child"
-                    .into(),
-            ));
+            return Err(created_before_fork());
         }
         Ok(())
     }
@@ -313,6 +309,15 @@ impl AtariVectorEnv {
         let _ = self.drain(false);
         self.workers.shut_down();
     }
+}
+
+/// The error of any call, in a forked child, on an env created before the fork.
+pub fn created_before_fork() -> Error {
+    Error::InvalidState(
+        "this AtariVectorEnv was created before fork(); its worker threads do not exist in this process: create \
+         a new environment in the child"
+            .into(),
+    )
 }
 
 impl Drop for AtariVectorEnv {

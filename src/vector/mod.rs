@@ -18,5 +18,5 @@ mod worker_pool;
 
 pub use batch_result::{BatchResult, EpisodeColumns};
 pub use config::{AutoresetMode, VectorConfig};
-pub use env_vectorizer::AtariVectorEnv;
+pub use env_vectorizer::{created_before_fork, AtariVectorEnv};
 pub use settings::{find_setting, Kind, Setting, SettingValue, SETTINGS};
