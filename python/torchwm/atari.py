@@ -192,6 +192,18 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         check_can_render(self.render_mode)
         return tuple(self._live_core().render())
 
+    def xla(self) -> tuple[Any, Any, Any]:
+        """``(handle, reset, step)``: reset and step as JAX functions usable under ``jax.jit`` and
+        ``lax.scan``, as ale_py's ``AtariVectorEnv.xla()`` (needs ``torchwm[xla]``).
+
+        ``handle, (obs, info) = reset(handle, seed=None, reset_mask=None)`` and
+        ``handle, (obs, rewards, terminations, truncations, info) = step(handle, actions)`` give the
+        same results as ``reset``/``step``; pass each call the handle the last one returned.
+        """
+        from torchwm.atari_xla import make_xla_functions
+
+        return make_xla_functions(self)
+
     def close_extras(self, **kwargs: Any) -> None:
         if self._core is not None:
             self._core.close()
