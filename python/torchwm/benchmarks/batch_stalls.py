@@ -50,17 +50,9 @@ class StallResult:
 
 
 def _make_env(backend: str, game: str, num_envs: int, batch_size: int) -> Any:
-    if backend == "torchwm":
-        from torchwm import AtariVectorEnv
-
-        return AtariVectorEnv(game, num_envs, batch_size=batch_size)
-    if batch_size != num_envs and backend == "ale_py":
-        from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
-
-        return AlePyVectorEnv(game, num_envs, batch_size=batch_size)
-    if batch_size != num_envs:
+    if batch_size != num_envs and backend.startswith("gym_"):
         raise ValueError(f"{backend}: only sync batches (batch_size == num_envs) are measured")
-    return BACKENDS[backend](game, num_envs)
+    return BACKENDS[backend](game, num_envs, batch_size=batch_size)
 
 
 def _timed_batches(
@@ -152,8 +144,6 @@ def main(argv: list[str] | None = None) -> None:
             runs: dict[str, list[StallResult]] = {backend: [] for backend in args.backends}
             for _ in range(args.rounds):
                 for backend in args.backends:
-                    if batch_size != args.num_envs and backend == "envpool":
-                        continue
                     runs[backend].append(
                         measure(game, args.num_envs, batch_size, args.seconds, 0, backend, args.policy, args.policy_ms)
                     )
