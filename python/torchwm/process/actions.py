@@ -54,7 +54,9 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
             check_structure(as_batch(value), subspace, total_envs, f"{where}[{i}]")
     elif not is_array_space(space):
         sized = isinstance(actions, (tuple, list)) or (isinstance(actions, np.ndarray) and actions.ndim > 0)
-        if not sized or len(actions) != total_envs:
+        if not sized:
+            raise _not_iterable(actions)
+        if len(actions) != total_envs:
             raise InvalidArgumentError(
                 f"{where} must be a tuple of total_envs={total_envs} actions (gymnasium batches {space} as a "
                 f"Tuple), got {type(actions).__name__}"
@@ -66,10 +68,17 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
                 f"got a {type(actions).__name__}"
             )
         shape = np.shape(actions)
-        if shape == () or shape[0] != total_envs:
+        if shape == ():
+            raise _not_iterable(actions)
+        if shape[0] != total_envs:
             raise InvalidArgumentError(
                 f"{where} must have a leading dimension of total_envs={total_envs}, got shape {shape}"
             )
+
+
+def _not_iterable(value: Any) -> TypeError:
+    """A scalar where a batch is expected: gymnasium's ``iterate`` raises ``TypeError`` (this text)."""
+    return TypeError(f"Unable to iterate over the following elements: {value}")
 
 
 def space_check(space: spaces.Space) -> Check:

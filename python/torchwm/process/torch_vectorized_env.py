@@ -23,7 +23,7 @@ from torchwm import errors
 from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import (
     parse_autoreset_mode,
-    parse_reset_mask,
+    parse_gymnasium_reset_mask,
     parse_seeds,
     parse_timeout,
     split_options,
@@ -308,17 +308,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             seed = self._default_seed
         seeds = parse_seeds(seed, self.total_envs)
         mask_option, rest = split_options(options)
-        mask = parse_reset_mask(mask_option, self.total_envs)
-        if mask is not None:
-            if not mask.any():
-                raise InvalidArgumentError(
-                    "`options['reset_mask']` must contain a boolean array with at least one True value, "
-                    f"got reset_mask={mask}"
-                )
-            if not self._has_reset and not mask.all():
-                raise errors.EnvStateError(
-                    "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
-                )
+        mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
+        if mask is not None and not self._has_reset and not mask.all():
+            raise errors.EnvStateError(
+                "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
+            )
         sub_options = rest if options is not None else None
         masks: list[Any] = self._split(list(mask)) if mask is not None else [None] * self.num_workers
         payloads = [(s, sub_options, m) for s, m in zip(self._split(seeds), masks)]
@@ -481,11 +475,13 @@ def _factories(env_factory: Any, total_envs: int) -> list[Callable[[], Any]]:
 
 
 def _context(name: str | None) -> Any:
+    """The start method's context; an unknown one raises multiprocessing's own ``ValueError`` text
+    (what ``AsyncVectorEnv`` and SB3's ``SubprocVecEnv`` raise), as an ``InvalidArgumentError``."""
     methods = mp.get_all_start_methods()
-    chosen = name or ("fork" if "fork" in methods else "spawn")
-    if chosen not in methods:
-        raise InvalidArgumentError(f"context must be one of {methods}, got {name!r}")
-    return mp.get_context(chosen)
+    try:
+        return mp.get_context(name or ("fork" if "fork" in methods else "spawn"))
+    except ValueError as error:
+        raise InvalidArgumentError(str(error)) from None
 
 
 def _observation_space(factory: Callable[[], Any]) -> spaces.Space:
