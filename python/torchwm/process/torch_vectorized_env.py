@@ -8,16 +8,17 @@ noticed at once, bad input is refused in the parent (the env stays usable), and 
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array
+from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 
 from torchwm import errors
 from torchwm._integrations import TrainerIntegrationMixin
@@ -34,11 +35,18 @@ from torchwm.process.buffers import allocate
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
+from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.worker import WorkerConfig
 
 # How long the workers may take to build their envs before construction fails.
 STARTUP_TIMEOUT_S = 120.0
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+# Why a step needs a reset first (``ResetNeeded``).
+_NEVER_RESET = "step() called before reset(): call reset() first"
+_BAD_ACTION = (
+    "a sub-environment raised in step() on an action outside the action space; the envs are as that step "
+    "left them: call reset() before stepping again"
+)
 # Names ``call`` refuses, as gymnasium's AsyncVectorEnv does: they have their own methods.
 _RESERVED_CALLS = ("reset", "step", "close", "_setattr", "_check_spaces")
 
@@ -60,8 +68,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             ``False`` returns the batch buffer itself, overwritten by the next step.
         observation_mode: ``"same"`` (every env has env 0's observation space), ``"different"`` (same
             shape and dtype, other bounds) or a ``(batched, single)`` pair of spaces, as gymnasium.
-        check_actions: actions outside the action space raise ``InvalidArgumentError`` (a
-            ``ValueError``) in the parent, before anything is sent; ``False`` sends them as they are.
+        check_actions: ``False`` (default) delivers every action as gymnasium does; a sub-env that raises
+            on an action outside the action space leaves the vector env usable (reset it). ``True``: actions
+            outside the space raise ``InvalidArgumentError`` (a ``ValueError``) before anything is sent.
+        max_concurrency: at most this many sub-envs in ``reset``/``step`` at once (gymnasium 1.4's keyword;
+            None: no limit beyond ``num_workers``).
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
@@ -94,12 +105,16 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         daemon: bool = True,
         copy: bool = True,
         observation_mode: str | tuple[spaces.Space, spaces.Space] = "same",
-        check_actions: bool = True,
+        check_actions: bool = False,
+        max_concurrency: int | None = None,
         backend: str = "process",
     ) -> None:
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
         self._pending: str | None = None  # the async call waiting for its replies: "reset", "step", "call"
         self._has_reset = False
+        self._reset_reason = _NEVER_RESET
+        self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
+        self.max_concurrency = _max_concurrency(max_concurrency)
         self.copy = bool(copy)
         self.shared_memory = bool(shared_memory)
         self.observation_mode = observation_mode
@@ -172,8 +187,13 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def _spawn(self, ctx: Any, factories: list[Callable[[], Any]], daemon: bool) -> None:
         payloads: list[Any] = factories if self.context == "fork" else [_pickled(f, self.context) for f in factories]
         k = self.envs_per_worker
+        # A worker steps its envs one at a time: a limit below num_workers needs permits between them.
+        limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
+        permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
         configs = [
-            WorkerConfig(w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid())
+            WorkerConfig(
+                w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), permits
+            )
             for w in range(self.num_workers)
         ]
         self._pool = WorkerPool(ctx, configs, daemon, k)
@@ -267,9 +287,30 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             raise
         except BaseException:
             self._pending = None
+            if pending in ("reset", "step") and not pool.closed:
+                self._after_sub_env_error(pending, pool)
             raise
         self._pending = None
         return replies
+
+    def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
+        """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
+        every failing env was given an action outside the action space, the error is the caller's and
+        the env stays usable once reset; otherwise the workers are shut down, as gymnasium's are."""
+        log_like_gymnasium(pool.last_raised)
+        if pending == "step" and all(self._action_outside(remote.env_index) for remote in pool.last_raised):
+            self._has_reset, self._reset_reason = False, _BAD_ACTION
+            return
+        pool.shutdown()
+
+    def _action_outside(self, index: int) -> bool:
+        """Whether the action last sent to sub-env ``index`` lies outside its action space (gymnasium's
+        ``contains``: what the sub-env received)."""
+        try:
+            action = next(itertools.islice(iterate(self.action_space, self._sent_actions), index, None))
+            return not self.single_action_space.contains(action)
+        except Exception:
+            return True
 
     def _split(self, values: Sequence[Any]) -> list[list[Any]]:
         k = self.envs_per_worker
@@ -333,7 +374,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
         pool = self._live_pool("step_async")
         if not self._has_reset:
-            raise errors.ResetNeeded("step() called before reset(): call reset() first")
+            raise errors.ResetNeeded(self._reset_reason)
         if self._finished is not None and self._finished.any():
             raise errors.EnvStateError(
                 f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
@@ -353,7 +394,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
             pool.send([STEP_SHARED_FRAME] * self.num_workers)
-            self._pending = "step"
+            self._pending, self._sent_actions = "step", buffer
             return
         actions = action_batches.as_batch(actions)
         action_batches.check_structure(actions, self.single_action_space, self.total_envs)
@@ -363,6 +404,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
         )
         self._send(pool, Message.STEP, parts, "actions", "step")
+        self._sent_actions = actions
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
@@ -438,6 +480,8 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
+            if self._pending is not None:  # gymnasium's warning; the workers finish the call, then exit
+                logger.warn(f"Calling `close` while waiting for a pending call to `{self._pending}` to complete.")
             self.close_extras(**kwargs)
 
     def __enter__(self) -> TorchVectorizedEnv:
@@ -456,6 +500,17 @@ _MAX_COUNT = 2**16
 def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= _MAX_COUNT:
         raise InvalidArgumentError(f"{name} must be an integer in [1, {_MAX_COUNT}], got {value!r}")
+    return int(value)
+
+
+def _max_concurrency(value: Any) -> int | None:
+    """gymnasium 1.4's ``max_concurrency``: None or an integer >= 1 (its checks, classes and messages)."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, np.integer)):
+        raise ValueError(f"`max_concurrency` must be an integer or None, got {type(value)}.")
+    if value < 1:
+        raise ValueError(f"`max_concurrency` must be a positive or None, got {value}.")
     return int(value)
 
 
