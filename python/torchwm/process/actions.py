@@ -101,25 +101,28 @@ def space_check(space: spaces.Space) -> Check:
 
 
 def _array_check(space: spaces.Space) -> Check:
-    """A min/max check for Box, Discrete, MultiDiscrete and MultiBinary batches."""
-    if isinstance(space, spaces.Discrete):
-        kinds, low, high = "iu", space.start, space.start + space.n - 1
-    elif isinstance(space, spaces.MultiDiscrete):
-        kinds, low, high = "iu", space.start, space.start + space.nvec - 1
+    """A dtype and min/max check for Box, Discrete, MultiDiscrete and MultiBinary batches. Integer
+    spaces take what gymnasium's ``contains`` takes: a dtype that ``np.can_cast`` to theirs (not uint64
+    for int64); a Box takes numbers (bools for a bool Box)."""
+    cast_to: Any = None
+    if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
+        nvec = space.n if isinstance(space, spaces.Discrete) else space.nvec
+        kinds, low, high, cast_to = "iu", space.start, space.start + nvec - 1, space.dtype
     elif isinstance(space, spaces.MultiBinary):
         kinds, low, high = "biu", 0, 1
     else:
         assert isinstance(space, spaces.Box)
-        kinds = "iu" if np.dtype(space.dtype).kind in "iu" else "iuf"
+        kinds = {"b": "b", "i": "iu", "u": "iu"}.get(np.dtype(space.dtype).kind, "iuf")
         low, high = space.low, space.high
     low, high = _scalar_if_uniform(low), _scalar_if_uniform(high)
     shape = tuple(space.shape or ())
 
     def check(batch: np.ndarray) -> str | None:
-        if batch.dtype.kind in kinds and batch.shape[1:] == shape and _inside(batch, low, high):
+        dtype_ok = batch.dtype.kind in kinds and (cast_to is None or np.can_cast(batch.dtype, cast_to))
+        if dtype_ok and batch.shape[1:] == shape and _inside(batch, low, high):
             return None
-        if batch.dtype.kind not in kinds:
-            return f" must hold integers or floats as {space} does, got dtype {batch.dtype}"
+        if not dtype_ok:
+            return f" must have a dtype {space} contains, got dtype {batch.dtype}"
         if batch.shape[1:] != shape:
             return f" must have shape (total_envs, *{shape}), got {batch.shape}"
         return f" has values outside {space}: {_outside(batch, low, high)}"

@@ -31,7 +31,7 @@ from torchwm._vector_args import (
 )
 from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
-from torchwm.process.buffers import allocate
+from torchwm.process.buffers import allocate, is_array_space
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
@@ -137,6 +137,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self._reset_mask: np.ndarray | None = None
         self._set_spaces(factories, observation_mode)
         self._action_check = action_batches.space_check(self.single_action_space) if check_actions else None
+        self._array_actions = is_array_space(self.single_action_space)
         self._allocate_buffers(ctx)
         self._spawn(ctx, factories, daemon)
         self._handshake()
@@ -191,9 +192,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
         permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
         configs = [
-            WorkerConfig(
-                w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), permits
-            )
+            WorkerConfig(w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), permits)
             for w in range(self.num_workers)
         ]
         self._pool = WorkerPool(ctx, configs, daemon, k)
@@ -396,7 +395,8 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             pool.send([STEP_SHARED_FRAME] * self.num_workers)
             self._pending, self._sent_actions = "step", buffer
             return
-        actions = action_batches.as_batch(actions)
+        if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
+            actions = action_batches.as_batch(actions)
         action_batches.check_structure(actions, self.single_action_space, self.total_envs)
         if check is not None:
             action_batches.check_in_space(check, actions)
