@@ -460,6 +460,21 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         )
         self._wait("set_attr", "set_attr", None)
 
+    def sb3_call(self, call: str, name: Any, indices: Sequence[int], *args: Any, **kwargs: Any) -> list[Any]:
+        """One of Stable-Baselines3's per-env calls (``get_attr``, ``set_attr``, ``has_attr``,
+        ``env_method``, ``is_wrapped``: see :mod:`torchwm.process.sb3_calls`) on the envs ``indices``, in
+        that order, as SB3's ``SubprocVecEnv`` runs it; what ``to_sb3()`` uses. An exception is raised
+        here and the env stays usable."""
+        pool = self._live_pool(call)
+        k, chosen = self.envs_per_worker, [int(i) for i in indices]
+        local: list[list[int]] = [[] for _ in range(self.num_workers)]
+        for i in chosen:
+            local[i // k].append(i % k)
+        payloads = [(call, name, args, kwargs, part) for part in local]
+        self._send(pool, Message.SB3_CALL, payloads, f"the arguments of {call}", "sb3_call")
+        per_worker = [iter(reply) for reply in self._wait("sb3_call", "sb3_call", None)]
+        return [next(per_worker[i // k]) for i in chosen]
+
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's frame (``call("render")``)."""
         return self.call("render")

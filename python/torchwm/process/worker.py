@@ -27,6 +27,7 @@ from torchwm.process.buffers import SharedBuffers
 from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.process.protocol import STEP_DONE_FRAME, STEP_SHARED_BODY, Message, decode, frame, read_frame, write_frame
 from torchwm.process.remote_errors import capture
+from torchwm.process.sb3_calls import sb3_call
 
 # How long an idle worker polls for the next command (yielding its core) before it sleeps.
 SPIN_SECONDS = 0.0003
@@ -70,6 +71,7 @@ class Worker:
             Message.RESET: self.reset,
             Message.CALL: self.call,
             Message.SET_ATTR: self.set_attr,
+            Message.SB3_CALL: self.sb3_call,
         }
         self.limited = (self._step, self.step, self.reset)  # the commands max_concurrency limits
 
@@ -257,6 +259,15 @@ class Worker:
     def set_attr(self, payload: Any) -> bytes:
         name, values = payload
         return self._each_env(lambda env, i: env.set_wrapper_attr(name, values[i]))
+
+    def sb3_call(self, payload: Any) -> bytes:
+        """SB3's per-env call on the listed envs (local indices, in the caller's order, repeats included)."""
+        call, name, args, kwargs, local_indices = payload
+        results = []
+        for i in local_indices:
+            self.current = self.config.first_env + i
+            results.append(sb3_call(self.envs[i], call, name, args, kwargs))
+        return frame(Message.OK, results)
 
     def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
         """``function(env, i)`` for each env; an exception is reported (``RAISED``) by ``_serve``."""
