@@ -88,7 +88,8 @@ def _vector_actions(space: Any, actions: Any, num_envs: int) -> Any:
     per_env = isinstance(actions, (list, tuple, np.ndarray)) and len(actions) == num_envs
     if not per_env:
         return actions
-    return concatenate(space, [actions[i] for i in range(num_envs)], create_empty_array(space, num_envs))
+    batch: Any = create_empty_array(space, num_envs)
+    return concatenate(space, [actions[i] for i in range(num_envs)], batch)
 
 
 def _options_argument(options: list[dict[str, Any]]) -> dict[str, Any] | None:
