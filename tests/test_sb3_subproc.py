@@ -13,7 +13,7 @@ from gymnasium import spaces
 
 pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import SubprocVecEnv
+from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack, VecMonitor, VecNormalize
 
 import torchwm
 from sb3_envs import NUM_ENVS, StepInfo, make_cartpole
@@ -155,3 +155,45 @@ def test_an_unknown_start_method_raises_multiprocessings_value_error() -> None:
     expected = outcome(lambda: SubprocVecEnv([make_cartpole] * 2, start_method="illegal_method"))
     assert expected == ("ValueError", "cannot find context for 'illegal_method'")
     assert got == ("InvalidArgumentError", expected[1])  # a ValueError subclass
+
+
+def test_seeded_steps_through_sb3_wrappers_match_subproc_vec_env() -> None:
+    """seed, reset, reset_infos, steps (terminal observations, TimeLimit.truncated) and the render calls
+    through VecMonitor, VecNormalize and VecFrameStack, as SubprocVecEnv gives them."""
+    ours, theirs = (
+        VecFrameStack(VecNormalize(VecMonitor(vec), gamma=0.9), n_stack=2)
+        for vec in (
+            torchwm.TorchVectorizedEnv(make_cartpole, 2, NUM_ENVS // 2).to_sb3(),
+            SubprocVecEnv([make_cartpole] * NUM_ENVS, start_method="fork"),
+        )
+    )
+    try:
+        for vec in (ours, theirs):
+            vec.seed(11)
+        np.testing.assert_allclose(ours.reset(), theirs.reset(), rtol=1e-6)
+        assert_same(list(ours.reset_infos), list(theirs.reset_infos))
+        rng = np.random.default_rng(0)
+        for _ in range(40):
+            actions = rng.integers(0, 2, NUM_ENVS)
+            got, expected = ours.step(actions), theirs.step(actions)
+            np.testing.assert_allclose(got[0], expected[0], rtol=1e-5)
+            np.testing.assert_allclose(got[1], expected[1], rtol=1e-5)
+            assert_same(got[2], expected[2])
+            for a, b in zip(got[3], expected[3]):
+                assert a.keys() == b.keys()
+                if "terminal_observation" in b:
+                    np.testing.assert_allclose(a["terminal_observation"], b["terminal_observation"], rtol=1e-5)
+                    assert a["TimeLimit.truncated"] == b["TimeLimit.truncated"]
+                    assert (a["episode"]["r"], a["episode"]["l"]) == (
+                        b["episode"]["r"],
+                        b["episode"]["l"],
+                    )  # "t": clock
+        with pytest.warns(UserWarning, match="render mode") as our_warnings:
+            our_images = ours.get_images()
+        with pytest.warns(UserWarning, match="render mode") as their_warnings:
+            their_images = theirs.get_images()
+        assert our_images == their_images
+        assert [str(w.message) for w in our_warnings] == [str(w.message) for w in their_warnings]
+    finally:
+        ours.close()
+        theirs.close()
