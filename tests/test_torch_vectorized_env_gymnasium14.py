@@ -354,3 +354,18 @@ def test_sys_exit_in_the_factory_inside_the_worker_comes_back_as_an_exception() 
         TorchVectorizedEnv(exits_in_workers, 2, 1)
     assert isinstance(caught.value, EOFError) and caught.value.exit_code == 3
     assert "sys.exit(3)" in (caught.value.remote_traceback or "")
+
+
+@pytest.mark.parametrize("context", ["spawn", "forkserver"])
+def test_max_concurrency_under_every_start_method(context: str) -> None:
+    """The permits reach workers that are not forked (they rebuild the semaphore by name)."""
+    with TorchVectorizedEnv(cartpole, 3, 1, max_concurrency=1, context=context) as ours:
+        ours.reset(seed=0)
+        theirs = AsyncVectorEnv([cartpole] * 3, max_concurrency=1, context=context)
+        try:
+            theirs.reset(seed=0)
+            for got, expected in zip(ours.step(np.ones(3, np.int64)), theirs.step(np.ones(3, np.int64))):
+                if not isinstance(expected, dict):
+                    np.testing.assert_array_equal(got, expected)
+        finally:
+            theirs.close()

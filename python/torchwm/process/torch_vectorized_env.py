@@ -190,9 +190,12 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         k = self.envs_per_worker
         # A worker steps its envs one at a time: a limit below num_workers needs permits between them.
         limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
-        permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
+        # Kept while the env lives: spawned workers rebuild it by its name, which collecting it unlinks.
+        self._permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
         configs = [
-            WorkerConfig(w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), permits)
+            WorkerConfig(
+                w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), self._permits
+            )
             for w in range(self.num_workers)
         ]
         self._pool = WorkerPool(ctx, configs, daemon, k)
