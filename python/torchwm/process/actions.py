@@ -1,7 +1,8 @@
 """Batches of actions: their structure, whether they lie in the action space, and their split over workers.
 
-Every check runs in the parent, before anything is sent: a bad action raises there and the env stays
-usable (a sub-env that refuses an action would otherwise take its worker, and the vector env, down).
+Every check runs in the parent, before anything is sent, and leaves the env usable: the structure
+always (what gymnasium's ``iterate`` also refuses), the space with ``check_actions=True`` (by default an
+action outside the space is delivered, as gymnasium delivers it).
 The space check is vectorized: one ``min``/``max`` per array for Discrete, MultiDiscrete, MultiBinary
 and Box spaces; other spaces (Text, Graph, custom...) are checked env by env with ``contains``.
 """
