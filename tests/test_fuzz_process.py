@@ -197,7 +197,9 @@ class ProcessPlay(TwinPlay):
 
 def _make(case: ProcessCase) -> Any:
     factory = functools.partial(gym.make, ENV_IDS[case.env])
-    return torchwm.TorchVectorizedEnv(factory, **case.kwargs)
+    # The strict action check: a refused action must leave the env as it was (the default delivers every
+    # action, as gymnasium does; test_torch_vectorized_env_gymnasium14.py covers that mode).
+    return torchwm.TorchVectorizedEnv(factory, **{"check_actions": True, **case.kwargs})
 
 
 def run_process_case(case: ProcessCase) -> list[str]:

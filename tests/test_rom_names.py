@@ -110,3 +110,29 @@ def test_misspelling_suggests_the_intended_rom() -> None:
 def test_non_string_game_is_a_type_error(value: object) -> None:
     with pytest.raises(TypeError, match="game must be"):
         resolve_game(value)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        " breakout",
+        "breakout\x00",
+        "breakout\n",
+        "\tbreakout",
+        "Breakout ",
+        "break out",
+        "ALE/ Breakout-v5",
+        "ms-pacman",
+    ],
+)
+def test_stray_whitespace_and_control_characters_are_refused_as_ale_py_refuses_them(name: str) -> None:
+    """Issue 22: only the documented spellings (letters, digits, underscores, in a gymnasium id or not)
+    resolve; ale_py refuses these names too (an assertion), torchwm with ``InvalidArgumentError``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(AssertionError, match="not a ROM name"):
+            AleVectorEnv(name, 1)
+    with pytest.raises(InvalidArgumentError, match="unknown game"):
+        resolve_game(name)
+    with pytest.raises(InvalidArgumentError, match="unknown game"):
+        torchwm.AtariVectorEnv(name, 1)

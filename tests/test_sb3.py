@@ -148,7 +148,9 @@ def test_sub_env_calls_match_dummy_vec_env(pair):
 
 
 def test_a_method_on_some_remote_envs_is_refused_and_the_env_stays_usable():
-    adapter = SB3VecEnv(process_env(AutoresetMode.NEXT_STEP))
+    # gymnasium's AsyncVectorEnv calls every env at once (TorchVectorizedEnv runs SB3's per-env calls:
+    # test_sb3_subproc.py).
+    adapter = SB3VecEnv(AsyncVectorEnv([make_cartpole] * NUM_ENVS))
     adapter.reset()
     with pytest.raises(InvalidArgumentError, match="every sub-environment"):
         adapter.env_method("scaled", 2, indices=[0])

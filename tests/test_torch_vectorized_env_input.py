@@ -1,5 +1,6 @@
 """TorchVectorizedEnv refuses bad input in the parent and stays in step with its workers (issue 12):
-actions outside the action space, values that cannot be pickled, seeds gymnasium refuses."""
+actions outside the action space (``check_actions=True``; by default they are delivered, issue 22),
+values that cannot be pickled, seeds gymnasium refuses."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ BAD_DISCRETE = {
 
 @pytest.mark.parametrize("name", list(BAD_DISCRETE))
 def test_actions_outside_a_discrete_space_are_refused_and_the_env_stays_usable(name: str) -> None:
-    with TorchVectorizedEnv(cartpole, 2, 2) as env:
+    with TorchVectorizedEnv(cartpole, 2, 2, check_actions=True) as env:
         env.reset(seed=0)
         with pytest.raises(InvalidArgumentError) as caught:
             env.step(BAD_DISCRETE[name])
@@ -95,7 +96,7 @@ def test_actions_outside_a_discrete_space_are_refused_and_the_env_stays_usable(n
 )
 def test_actions_outside_other_spaces_are_refused(space: spaces.Space, bad: Any) -> None:
     make = partial(StrictEnv, space)
-    with TorchVectorizedEnv(make, 2, 2) as env:
+    with TorchVectorizedEnv(make, 2, 2, check_actions=True) as env:
         env.reset(seed=0)
         with pytest.raises(InvalidArgumentError, match="actions"):
             env.step(bad)
@@ -103,12 +104,17 @@ def test_actions_outside_other_spaces_are_refused(space: spaces.Space, bad: Any)
         _steps_like_sync(env, make, [env.action_space.sample() for _ in range(3)])
 
 
-def test_check_actions_false_sends_them_as_they_are() -> None:
-    with TorchVectorizedEnv(cartpole, 2, 2, check_actions=False) as env:
+@pytest.mark.parametrize("name", list(BAD_DISCRETE))
+def test_by_default_bad_actions_reach_the_env_and_its_error_leaves_the_vector_env_usable(name: str) -> None:
+    with TorchVectorizedEnv(cartpole, 2, 2) as env:
         env.reset(seed=0)
         with pytest.raises(AssertionError, match="invalid"):  # CartPole's own assertion, from its worker
-            env.step(np.array([0, 1, 2, 0]))
-        assert env.closed
+            env.step(BAD_DISCRETE[name])
+        assert not env.closed
+        with pytest.raises(gym.error.ResetNeeded, match="outside the action space"):
+            env.step(np.zeros(4, np.int64))
+        env.reset(seed=0)
+        _steps_like_sync(env, cartpole, [np.array([0, 1, 1, 0]), [1, 1, 0, 0]])
 
 
 def test_unpicklable_action_leaves_parent_and_workers_in_step() -> None:

@@ -23,6 +23,10 @@ __all__ = ["all_rom_ids", "resolve_game", "rom_path"]
 # gymnasium's legacy Atari ids: "<Game>[NoFrameskip|Deterministic]-v<N>", optionally namespaced.
 _VERSION = re.compile(r"-v\d+$")
 _VARIANT = re.compile(r"(NoFrameskip|Deterministic)$")
+# The spellings the README documents, and nothing else (no whitespace, control or other characters):
+# a ROM id or game name of ASCII letters, digits and underscores, optionally in a gymnasium id
+# ("<Namespace>/<Game>-v<N>").
+_SPELLING = re.compile(r"(?:[A-Za-z0-9_]+/)?[A-Za-z0-9_]+(?:-v[0-9]+)?")
 
 
 def all_rom_ids() -> list[str]:
@@ -65,7 +69,7 @@ def resolve_game(game: object) -> str:
     ids = _ids_by_key()
     if game in ids.values():
         return game
-    rom_id = ids.get(_key(_game_part(game)))
+    rom_id = ids.get(_key(_game_part(game))) if _SPELLING.fullmatch(game) else None
     if rom_id is not None:
         return rom_id
     close = difflib.get_close_matches(_key(_game_part(game)), list(ids), n=5, cutoff=0.5)

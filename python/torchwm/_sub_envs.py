@@ -6,10 +6,13 @@ SB3 addresses sub-envs one by one (``get_attr(name, indices)``, ``env_method(...
 
 - :class:`ListedEnvs`: the env objects are in this process (``SyncVectorEnv.envs``): exactly what
   SB3's ``DummyVecEnv`` does.
+- :class:`WorkerEnvs`: torchwm's ``TorchVectorizedEnv``, whose workers run SB3's per-env calls as
+  SB3's ``SubprocVecEnv`` workers do (``sb3_call``): its semantics, call for call.
 - :class:`RemoteEnvs`: only the vector calls ``get_attr``/``set_attr``/``call`` (``AsyncVectorEnv``,
   ``TorchVectorizedEnv``): reads of a subset read all and pick; writes to a subset write back the
   values read for the others; a method can only be called on every env (a subset would run it on the
-  others too); wrappers are recognised by class name (the env objects never leave their process).
+  others too); wrappers are recognised by class name (the env objects never leave their process). For
+  gymnasium's ``AsyncVectorEnv`` and other vector envs of that API.
 - :class:`NoSubEnvs`: the vector env is the only object (``AtariVectorEnv``): its attributes are every
   env's; it has no gymnasium wrappers and no per-env methods.
 """
@@ -20,8 +23,9 @@ import re
 from typing import Any
 
 from torchwm.errors import InvalidArgumentError
+from torchwm.process.sb3_calls import is_wrapped
 
-__all__ = ["ListedEnvs", "NoSubEnvs", "RemoteEnvs", "sub_env_access"]
+__all__ = ["ListedEnvs", "NoSubEnvs", "RemoteEnvs", "WorkerEnvs", "sub_env_access"]
 
 
 class ListedEnvs:
@@ -44,10 +48,35 @@ class ListedEnvs:
         return [self.envs[i].get_wrapper_attr(name)(*args, **kwargs) for i in indices]
 
     def is_wrapped(self, wrapper_class: type, indices: list[int]) -> list[bool]:
-        return [_wrapped_locally(self.envs[i], wrapper_class) for i in indices]
+        return [is_wrapped(self.envs[i], wrapper_class) for i in indices]
 
     def images(self) -> list[Any]:
         return [env.render() for env in self.envs]
+
+
+class WorkerEnvs:
+    """Sub-envs in ``TorchVectorizedEnv``'s workers: ``SubprocVecEnv``'s semantics, call for call."""
+
+    def __init__(self, venv: Any) -> None:
+        self.venv = venv
+
+    def has_attr(self, name: str) -> bool:
+        return all(self.venv.sb3_call("has_attr", name, range(self.venv.num_envs)))
+
+    def get_attr(self, name: str, indices: list[int]) -> list[Any]:
+        return self.venv.sb3_call("get_attr", name, indices)
+
+    def set_attr(self, name: str, value: Any, indices: list[int]) -> None:
+        self.venv.sb3_call("set_attr", name, indices, value)
+
+    def env_method(self, name: str, args: tuple, kwargs: dict[str, Any], indices: list[int]) -> list[Any]:
+        return self.venv.sb3_call("env_method", name, indices, *args, **kwargs)
+
+    def is_wrapped(self, wrapper_class: type, indices: list[int]) -> list[bool]:
+        return self.venv.sb3_call("is_wrapped", wrapper_class, indices)
+
+    def images(self) -> list[Any]:
+        return list(self.venv.call("render"))
 
 
 class RemoteEnvs:
@@ -114,22 +143,13 @@ class NoSubEnvs:
         return [None] * self.venv.num_envs
 
 
-def _wrapped_locally(env: Any, wrapper_class: type) -> bool:
-    """SB3's ``is_wrapped``: some gymnasium wrapper around ``env`` is a ``wrapper_class``."""
-    import gymnasium
-
-    while isinstance(env, gymnasium.Wrapper):
-        if isinstance(env, wrapper_class):
-            return True
-        env = env.env
-    return False
-
-
-def sub_env_access(venv: Any) -> ListedEnvs | RemoteEnvs | NoSubEnvs:
+def sub_env_access(venv: Any) -> ListedEnvs | WorkerEnvs | RemoteEnvs | NoSubEnvs:
     """The access class for ``venv`` (see the module docstring)."""
     envs = getattr(venv, "envs", None)
     if isinstance(envs, list) and len(envs) == venv.num_envs:
         return ListedEnvs(envs)
+    if callable(getattr(venv, "sb3_call", None)):
+        return WorkerEnvs(venv)
     if all(callable(getattr(venv, name, None)) for name in ("get_attr", "set_attr", "call")):
         return RemoteEnvs(venv)
     return NoSubEnvs(venv)

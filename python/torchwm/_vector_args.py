@@ -15,7 +15,14 @@ from gymnasium.vector import AutoresetMode
 
 from torchwm.errors import InvalidArgumentError
 
-__all__ = ["parse_autoreset_mode", "parse_reset_mask", "parse_seeds", "parse_timeout", "split_options"]
+__all__ = [
+    "parse_autoreset_mode",
+    "parse_gymnasium_reset_mask",
+    "parse_reset_mask",
+    "parse_seeds",
+    "parse_timeout",
+    "split_options",
+]
 
 
 def parse_autoreset_mode(value: Any, supported: Collection[AutoresetMode]) -> AutoresetMode:
@@ -50,6 +57,24 @@ def parse_reset_mask(mask: Any, num_envs: int) -> np.ndarray | None:
         )
     if mask.shape != (num_envs,):
         raise ValueError(f"`reset_mask` must have shape {(num_envs,)}, got {mask.shape}")
+    return mask
+
+
+def parse_gymnasium_reset_mask(mask: Any, num_envs: int) -> np.ndarray | None:
+    """A ``reset_mask`` as gymnasium 1.4's ``AsyncVectorEnv`` checks it: in its order, with its classes
+    and messages (code may match on them): a numpy array, of shape ``(num_envs,)``, of bools, one True."""
+    if mask is None:
+        return None
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"`options['reset_mask']` must be a numpy array, got {type(mask)}")
+    if mask.shape != (num_envs,):
+        raise ValueError(f"`options['reset_mask']` must have shape `({num_envs},)`, got {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"`options['reset_mask']` must have `dtype=np.bool_`, got {mask.dtype}")
+    if not mask.any():
+        raise InvalidArgumentError(
+            f"`options['reset_mask']` must contain a boolean array with at least one True value, got reset_mask={mask}"
+        )
     return mask
 
 

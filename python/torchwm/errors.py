@@ -87,8 +87,32 @@ class WorkerError(TorchwmError, RuntimeError):
     """A worker thread of ``AtariVectorEnv`` failed; the env must be reset or recreated."""
 
 
-class WorkerCrashedError(TorchwmError, RuntimeError):
-    """A worker process died (killed, segfault, ``os._exit``) or stopped answering."""
+class WorkerCrashedError(TorchwmError, RuntimeError, EOFError):
+    """A worker process died (killed, segfault, ``os._exit``, ``sys.exit`` in an env) or stopped answering.
+
+    Also an ``EOFError``: what gymnasium's ``AsyncVectorEnv`` raises when a worker's pipe closes. When
+    the worker reported why it ended (a ``SystemExit``), ``exit_code``, ``env_index`` and
+    ``remote_traceback`` say so; otherwise they are None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        exit_code: int | None = None,
+        env_index: int | None = None,
+        remote_traceback: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.env_index = env_index
+        self.remote_traceback = remote_traceback
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            type(self),
+            (self.args[0], self.exit_code, self.env_index, self.remote_traceback),
+            self.__dict__,
+        )
 
 
 class SubEnvError(TorchwmError, RuntimeError):

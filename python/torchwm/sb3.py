@@ -29,7 +29,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import concatenate, create_empty_array
 
 from torchwm._batch_rows import FINAL_KEYS, copy_batch, info_row, obs_row
 from torchwm._sub_envs import sub_env_access
@@ -74,6 +76,20 @@ def _seed_argument(seeds: list[int | None]) -> int | list[int | None] | None:
     if first is not None and seeds == list(range(first, first + len(seeds))):
         return first
     return list(seeds)
+
+
+def _vector_actions(space: Any, actions: Any, num_envs: int) -> Any:
+    """SB3's actions (``actions[i]`` is env ``i``'s, as ``SubprocVecEnv`` and ``DummyVecEnv`` read them)
+    as a gymnasium batch. For Dict and Tuple spaces a list of per-env actions (``[action_space.sample()
+    for _ in range(n)]``) is batched; a dict of batches, or a tuple of one batch per subspace that is
+    not also one action per env, is already a batch and goes as it is."""
+    if not isinstance(space, (spaces.Dict, spaces.Tuple)) or isinstance(actions, dict):
+        return actions
+    per_env = isinstance(actions, (list, tuple, np.ndarray)) and len(actions) == num_envs
+    if not per_env:
+        return actions
+    batch: Any = create_empty_array(space, num_envs)
+    return concatenate(space, [actions[i] for i in range(num_envs)], batch)
 
 
 def _options_argument(options: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -126,6 +142,7 @@ class SB3VecEnv(_Base):
     def step_async(self, actions: np.ndarray) -> None:
         if self._waiting:
             raise AlreadyPendingCallError("step_async() while a step is pending: call step_wait() first", "step_async")
+        actions = _vector_actions(self.action_space, actions, self.num_envs)
         if self._async is not None:
             self._async[0](actions)
         else:

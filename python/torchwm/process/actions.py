@@ -1,7 +1,8 @@
 """Batches of actions: their structure, whether they lie in the action space, and their split over workers.
 
-Every check runs in the parent, before anything is sent: a bad action raises there and the env stays
-usable (a sub-env that refuses an action would otherwise take its worker, and the vector env, down).
+Every check runs in the parent, before anything is sent, and leaves the env usable: the structure
+always (what gymnasium's ``iterate`` also refuses), the space with ``check_actions=True`` (by default an
+action outside the space is delivered, as gymnasium delivers it).
 The space check is vectorized: one ``min``/``max`` per array for Discrete, MultiDiscrete, MultiBinary
 and Box spaces; other spaces (Text, Graph, custom...) are checked env by env with ``contains``.
 """
@@ -54,7 +55,9 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
             check_structure(as_batch(value), subspace, total_envs, f"{where}[{i}]")
     elif not is_array_space(space):
         sized = isinstance(actions, (tuple, list)) or (isinstance(actions, np.ndarray) and actions.ndim > 0)
-        if not sized or len(actions) != total_envs:
+        if not sized:
+            raise _not_iterable(actions)
+        if len(actions) != total_envs:
             raise InvalidArgumentError(
                 f"{where} must be a tuple of total_envs={total_envs} actions (gymnasium batches {space} as a "
                 f"Tuple), got {type(actions).__name__}"
@@ -66,10 +69,17 @@ def check_structure(actions: Any, space: spaces.Space, total_envs: int, where: s
                 f"got a {type(actions).__name__}"
             )
         shape = np.shape(actions)
-        if shape == () or shape[0] != total_envs:
+        if shape == ():
+            raise _not_iterable(actions)
+        if shape[0] != total_envs:
             raise InvalidArgumentError(
                 f"{where} must have a leading dimension of total_envs={total_envs}, got shape {shape}"
             )
+
+
+def _not_iterable(value: Any) -> TypeError:
+    """A scalar where a batch is expected: gymnasium's ``iterate`` raises ``TypeError`` (this text)."""
+    return TypeError(f"Unable to iterate over the following elements: {value}")
 
 
 def space_check(space: spaces.Space) -> Check:
@@ -92,25 +102,28 @@ def space_check(space: spaces.Space) -> Check:
 
 
 def _array_check(space: spaces.Space) -> Check:
-    """A min/max check for Box, Discrete, MultiDiscrete and MultiBinary batches."""
-    if isinstance(space, spaces.Discrete):
-        kinds, low, high = "iu", space.start, space.start + space.n - 1
-    elif isinstance(space, spaces.MultiDiscrete):
-        kinds, low, high = "iu", space.start, space.start + space.nvec - 1
+    """A dtype and min/max check for Box, Discrete, MultiDiscrete and MultiBinary batches. Integer
+    spaces take what gymnasium's ``contains`` takes: a dtype that ``np.can_cast`` to theirs (not uint64
+    for int64); a Box takes numbers (bools for a bool Box)."""
+    cast_to: Any = None
+    if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
+        nvec = space.n if isinstance(space, spaces.Discrete) else space.nvec
+        kinds, low, high, cast_to = "iu", space.start, space.start + nvec - 1, space.dtype
     elif isinstance(space, spaces.MultiBinary):
         kinds, low, high = "biu", 0, 1
     else:
         assert isinstance(space, spaces.Box)
-        kinds = "iu" if np.dtype(space.dtype).kind in "iu" else "iuf"
+        kinds = {"b": "b", "i": "iu", "u": "iu"}.get(np.dtype(space.dtype).kind, "iuf")
         low, high = space.low, space.high
     low, high = _scalar_if_uniform(low), _scalar_if_uniform(high)
     shape = tuple(space.shape or ())
 
     def check(batch: np.ndarray) -> str | None:
-        if batch.dtype.kind in kinds and batch.shape[1:] == shape and _inside(batch, low, high):
+        dtype_ok = batch.dtype.kind in kinds and (cast_to is None or np.can_cast(batch.dtype, cast_to))
+        if dtype_ok and batch.shape[1:] == shape and _inside(batch, low, high):
             return None
-        if batch.dtype.kind not in kinds:
-            return f" must hold integers or floats as {space} does, got dtype {batch.dtype}"
+        if not dtype_ok:
+            return f" must have a dtype {space} contains, got dtype {batch.dtype}"
         if batch.shape[1:] != shape:
             return f" must have shape (total_envs, *{shape}), got {batch.shape}"
         return f" has values outside {space}: {_outside(batch, low, high)}"

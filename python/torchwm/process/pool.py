@@ -62,7 +62,8 @@ class WorkerPool:
             self._watch(w, process, parent_end)
         self.received = [False] * len(configs)
         self.replies: list[Any] = [None] * len(configs)
-        self.raised: RemoteError | None = None  # the first RAISED reply to the pending command
+        self.raised: list[RemoteError] = []  # the RAISED replies to the pending command
+        self.last_raised: list[RemoteError] = []  # those of the last command that raised, in env order
 
     def _watch(self, w: int, process: Any, pipe: Any) -> None:
         """Registers worker ``w``'s pipe and a descriptor that becomes readable when it dies: a pidfd
@@ -98,7 +99,8 @@ class WorkerPool:
     def gather(self, what: str, timeout: float | None) -> list[Any]:
         """Every worker's reply payload (None for ``STEP_DONE``), or ``multiprocessing.TimeoutError`` after ``timeout``
         s (call again to keep waiting). A worker's fatal error (``FAILED``) or death shuts every worker
-        down and raises; the caller's error (``RAISED``) is raised once every worker has answered."""
+        down and raises; a sub-env's exception (``RAISED``) is raised once every worker has answered (the
+        lowest env index's; ``last_raised`` lists them all)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         received = self.received
         while not all(received):
@@ -126,9 +128,9 @@ class WorkerPool:
 
     def _take_replies(self) -> list[Any]:
         replies, self.replies = self.replies, [None] * len(self.fds)
-        if self.raised is not None:
-            raised, self.raised = self.raised, None
-            raise rebuild(raised)
+        if self.raised:
+            self.last_raised, self.raised = sorted(self.raised, key=lambda remote: remote.env_index), []
+            raise rebuild(self.last_raised[0])
         return replies
 
     def _receive(self, w: int) -> None:
@@ -143,8 +145,7 @@ class WorkerPool:
             return
         kind, payload = decode(body)
         if kind == Message.RAISED:
-            if self.raised is None:
-                self.raised = payload
+            self.raised.append(payload)
         elif kind == Message.FAILED:
             self.shutdown(terminate=True)
             raise rebuild(payload)

@@ -36,6 +36,7 @@ class Message(enum.IntEnum):
     CALL = 4  # call (get_attr too: gymnasium's get_attr is a call)
     SET_ATTR = 5
     CLOSE = 6
+    SB3_CALL = 7  # one of SB3's per-env calls on some of the worker's envs (process/sb3_calls.py)
     # Worker -> parent.
     READY = 16  # start-up done; payload: the spaces of the worker's envs
     OK = 17  # payload: the command's result

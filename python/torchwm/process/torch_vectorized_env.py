@@ -1,44 +1,54 @@
 """``TorchVectorizedEnv``: ``num_workers`` processes, each running ``envs_per_worker`` envs.
 
-A drop-in for gymnasium's ``AsyncVectorEnv`` (same keywords, results, exception classes), faster:
-one pipe message per worker per step (not per env), observations, rewards and flags in shared memory.
-A sub-env's exception comes back as its own class with its traceback and env index, a dead worker is
-noticed at once, bad input is refused in the parent (the env stays usable), and nothing hangs.
+A drop-in for gymnasium 1.4's ``AsyncVectorEnv`` (same keywords, results, exception classes, messages
+and logged warnings), faster: one pipe message per worker per step (not per env), observations,
+rewards and flags in shared memory. Every action gymnasium would deliver is delivered. A sub-env's
+exception comes back as its own class with its traceback and env index (one on an action outside the
+action space leaves the env usable once reset), a dead or exited worker is noticed at once, malformed
+input is refused in the parent (the env stays usable), and nothing hangs.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array
+from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 
 from torchwm import errors
 from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import (
     parse_autoreset_mode,
-    parse_reset_mask,
+    parse_gymnasium_reset_mask,
     parse_seeds,
     parse_timeout,
     split_options,
 )
 from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
-from torchwm.process.buffers import allocate
+from torchwm.process.buffers import allocate, is_array_space
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
+from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.worker import WorkerConfig
 
 # How long the workers may take to build their envs before construction fails.
 STARTUP_TIMEOUT_S = 120.0
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
+# Why a step needs a reset first (``ResetNeeded``).
+_NEVER_RESET = "step() called before reset(): call reset() first"
+_BAD_ACTION = (
+    "a sub-environment raised in step() on an action outside the action space; the envs are as that step "
+    "left them: call reset() before stepping again"
+)
 # Names ``call`` refuses, as gymnasium's AsyncVectorEnv does: they have their own methods.
 _RESERVED_CALLS = ("reset", "step", "close", "_setattr", "_check_spaces")
 
@@ -60,8 +70,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             ``False`` returns the batch buffer itself, overwritten by the next step.
         observation_mode: ``"same"`` (every env has env 0's observation space), ``"different"`` (same
             shape and dtype, other bounds) or a ``(batched, single)`` pair of spaces, as gymnasium.
-        check_actions: actions outside the action space raise ``InvalidArgumentError`` (a
-            ``ValueError``) in the parent, before anything is sent; ``False`` sends them as they are.
+        check_actions: ``False`` (default) delivers every action as gymnasium does; a sub-env that raises
+            on an action outside the action space leaves the vector env usable (reset it). ``True``: actions
+            outside the space raise ``InvalidArgumentError`` (a ``ValueError``) before anything is sent.
+        max_concurrency: at most this many sub-envs in ``reset``/``step`` at once (gymnasium 1.4's keyword;
+            None: no limit beyond ``num_workers``).
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
@@ -94,12 +107,16 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         daemon: bool = True,
         copy: bool = True,
         observation_mode: str | tuple[spaces.Space, spaces.Space] = "same",
-        check_actions: bool = True,
+        check_actions: bool = False,
+        max_concurrency: int | None = None,
         backend: str = "process",
     ) -> None:
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
         self._pending: str | None = None  # the async call waiting for its replies: "reset", "step", "call"
         self._has_reset = False
+        self._reset_reason = _NEVER_RESET
+        self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
+        self.max_concurrency = _max_concurrency(max_concurrency)
         self.copy = bool(copy)
         self.shared_memory = bool(shared_memory)
         self.observation_mode = observation_mode
@@ -122,6 +139,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self._reset_mask: np.ndarray | None = None
         self._set_spaces(factories, observation_mode)
         self._action_check = action_batches.space_check(self.single_action_space) if check_actions else None
+        self._array_actions = is_array_space(self.single_action_space)
         self._allocate_buffers(ctx)
         self._spawn(ctx, factories, daemon)
         self._handshake()
@@ -172,8 +190,14 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def _spawn(self, ctx: Any, factories: list[Callable[[], Any]], daemon: bool) -> None:
         payloads: list[Any] = factories if self.context == "fork" else [_pickled(f, self.context) for f in factories]
         k = self.envs_per_worker
+        # A worker steps its envs one at a time: a limit below num_workers needs permits between them.
+        limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
+        # Kept while the env lives: spawned workers rebuild it by its name, which collecting it unlinks.
+        self._permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
         configs = [
-            WorkerConfig(w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid())
+            WorkerConfig(
+                w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), self._permits
+            )
             for w in range(self.num_workers)
         ]
         self._pool = WorkerPool(ctx, configs, daemon, k)
@@ -267,9 +291,30 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             raise
         except BaseException:
             self._pending = None
+            if pending in ("reset", "step") and not pool.closed:
+                self._after_sub_env_error(pending, pool)
             raise
         self._pending = None
         return replies
+
+    def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
+        """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
+        every failing env was given an action outside the action space, the error is the caller's and
+        the env stays usable once reset; otherwise the workers are shut down, as gymnasium's are."""
+        log_like_gymnasium(pool.last_raised)
+        if pending == "step" and all(self._action_outside(remote.env_index) for remote in pool.last_raised):
+            self._has_reset, self._reset_reason = False, _BAD_ACTION
+            return
+        pool.shutdown()
+
+    def _action_outside(self, index: int) -> bool:
+        """Whether the action last sent to sub-env ``index`` lies outside its action space (gymnasium's
+        ``contains``: what the sub-env received)."""
+        try:
+            action = next(itertools.islice(iterate(self.action_space, self._sent_actions), index, None))
+            return not self.single_action_space.contains(action)
+        except Exception:
+            return True
 
     def _split(self, values: Sequence[Any]) -> list[list[Any]]:
         k = self.envs_per_worker
@@ -308,17 +353,11 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             seed = self._default_seed
         seeds = parse_seeds(seed, self.total_envs)
         mask_option, rest = split_options(options)
-        mask = parse_reset_mask(mask_option, self.total_envs)
-        if mask is not None:
-            if not mask.any():
-                raise InvalidArgumentError(
-                    "`options['reset_mask']` must contain a boolean array with at least one True value, "
-                    f"got reset_mask={mask}"
-                )
-            if not self._has_reset and not mask.all():
-                raise errors.EnvStateError(
-                    "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
-                )
+        mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
+        if mask is not None and not self._has_reset and not mask.all():
+            raise errors.EnvStateError(
+                "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
+            )
         sub_options = rest if options is not None else None
         masks: list[Any] = self._split(list(mask)) if mask is not None else [None] * self.num_workers
         payloads = [(s, sub_options, m) for s, m in zip(self._split(seeds), masks)]
@@ -339,7 +378,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
         pool = self._live_pool("step_async")
         if not self._has_reset:
-            raise errors.ResetNeeded("step() called before reset(): call reset() first")
+            raise errors.ResetNeeded(self._reset_reason)
         if self._finished is not None and self._finished.any():
             raise errors.EnvStateError(
                 f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
@@ -359,9 +398,10 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
             pool.send([STEP_SHARED_FRAME] * self.num_workers)
-            self._pending = "step"
+            self._pending, self._sent_actions = "step", buffer
             return
-        actions = action_batches.as_batch(actions)
+        if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
+            actions = action_batches.as_batch(actions)
         action_batches.check_structure(actions, self.single_action_space, self.total_envs)
         if check is not None:
             action_batches.check_in_space(check, actions)
@@ -369,6 +409,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
         )
         self._send(pool, Message.STEP, parts, "actions", "step")
+        self._sent_actions = actions
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
@@ -424,6 +465,21 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         )
         self._wait("set_attr", "set_attr", None)
 
+    def sb3_call(self, call: str, name: Any, indices: Sequence[int], *args: Any, **kwargs: Any) -> list[Any]:
+        """One of Stable-Baselines3's per-env calls (``get_attr``, ``set_attr``, ``has_attr``,
+        ``env_method``, ``is_wrapped``: see :mod:`torchwm.process.sb3_calls`) on the envs ``indices``, in
+        that order, as SB3's ``SubprocVecEnv`` runs it; what ``to_sb3()`` uses. An exception is raised
+        here and the env stays usable."""
+        pool = self._live_pool(call)
+        k, chosen = self.envs_per_worker, [int(i) for i in indices]
+        local: list[list[int]] = [[] for _ in range(self.num_workers)]
+        for i in chosen:
+            local[i // k].append(i % k)
+        payloads = [(call, name, args, kwargs, part) for part in local]
+        self._send(pool, Message.SB3_CALL, payloads, f"the arguments of {call}", "sb3_call")
+        per_worker = [iter(reply) for reply in self._wait("sb3_call", "sb3_call", None)]
+        return [next(per_worker[i // k]) for i in chosen]
+
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's frame (``call("render")``)."""
         return self.call("render")
@@ -444,6 +500,8 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
+            if self._pending is not None:  # gymnasium's warning; the workers finish the call, then exit
+                logger.warn(f"Calling `close` while waiting for a pending call to `{self._pending}` to complete.")
             self.close_extras(**kwargs)
 
     def __enter__(self) -> TorchVectorizedEnv:
@@ -465,6 +523,17 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
+def _max_concurrency(value: Any) -> int | None:
+    """gymnasium 1.4's ``max_concurrency``: None or an integer >= 1 (its checks, classes and messages)."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, np.integer)):
+        raise ValueError(f"`max_concurrency` must be an integer or None, got {type(value)}.")
+    if value < 1:
+        raise ValueError(f"`max_concurrency` must be a positive or None, got {value}.")
+    return int(value)
+
+
 def _factories(env_factory: Any, total_envs: int) -> list[Callable[[], Any]]:
     if callable(env_factory):
         return [env_factory] * total_envs
@@ -481,11 +550,13 @@ def _factories(env_factory: Any, total_envs: int) -> list[Callable[[], Any]]:
 
 
 def _context(name: str | None) -> Any:
+    """The start method's context; an unknown one raises multiprocessing's own ``ValueError`` text
+    (what ``AsyncVectorEnv`` and SB3's ``SubprocVecEnv`` raise), as an ``InvalidArgumentError``."""
     methods = mp.get_all_start_methods()
-    chosen = name or ("fork" if "fork" in methods else "spawn")
-    if chosen not in methods:
-        raise InvalidArgumentError(f"context must be one of {methods}, got {name!r}")
-    return mp.get_context(chosen)
+    try:
+        return mp.get_context(name or ("fork" if "fork" in methods else "spawn"))
+    except ValueError as error:
+        raise InvalidArgumentError(str(error)) from None
 
 
 def _observation_space(factory: Callable[[], Any]) -> spaces.Space:

@@ -2,9 +2,10 @@
 
 Observations, rewards and flags go straight into shared memory (views made once); a step's reply is
 the one-byte ``STEP_DONE`` unless an env returned an info or observations travel through the pipe.
-Every exception is sent back with its traceback: one in start-up, ``reset`` or ``step`` stops the
-worker (``FAILED``), one in ``call``/``set_attr`` is the caller's and the worker goes on
-(``RAISED``). An idle worker exits when the process that created the env is gone.
+Every exception is sent back with its traceback: one in start-up, or a ``BaseException`` that is not
+an ``Exception`` (``sys.exit`` in an env), stops the worker (``FAILED``); any other is reported
+(``RAISED``) and the worker waits for the next command: the parent decides whether the vector env
+survives it. An idle worker exits when the process that created the env is gone.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from torchwm.process.buffers import SharedBuffers
 from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.process.protocol import STEP_DONE_FRAME, STEP_SHARED_BODY, Message, decode, frame, read_frame, write_frame
 from torchwm.process.remote_errors import capture
+from torchwm.process.sb3_calls import sb3_call
 
 # How long an idle worker polls for the next command (yielding its core) before it sleeps.
 SPIN_SECONDS = 0.0003
@@ -42,6 +44,7 @@ class WorkerConfig:
     buffers: SharedBuffers
     autoreset_mode: AutoresetMode
     parent_pid: int
+    permits: Any = None  # max_concurrency's semaphore: held while stepping or resetting envs
 
 
 def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
@@ -68,7 +71,9 @@ class Worker:
             Message.RESET: self.reset,
             Message.CALL: self.call,
             Message.SET_ATTR: self.set_attr,
+            Message.SB3_CALL: self.sb3_call,
         }
+        self.limited = (self._step, self.step, self.reset)  # the commands max_concurrency limits
 
     def run(self) -> None:
         try:
@@ -114,13 +119,27 @@ class Worker:
                 return
             if body == STEP_SHARED_BODY:
                 assert self.views.actions is not None
-                reply = self._step(self.views.actions.copy())  # the env may keep its action: a private copy
+                handler: Callable[[Any], bytes] = self._step
+                payload = self.views.actions.copy()  # the env may keep its action: a private copy
             else:
                 kind, payload = decode(body)
                 if kind == Message.CLOSE:
                     return
-                reply = self.handlers[kind](payload)
-            write_frame(self.fd, reply)
+                handler = self.handlers[kind]
+            write_frame(self.fd, self._handle(handler, payload, handler in self.limited))
+
+    def _handle(self, handler: Callable[[Any], bytes], payload: Any, limited: bool) -> bytes:
+        """The reply to one command; ``limited`` ones run holding a ``max_concurrency`` permit."""
+        permits = self.config.permits if limited else None
+        if permits is not None:
+            permits.acquire()
+        try:
+            return handler(payload)
+        except Exception as error:
+            return frame(Message.RAISED, capture(self.current, error))
+        finally:
+            if permits is not None:
+                permits.release()
 
     def _next_message(self) -> bytes | None:
         """The next message, or None when the parent is gone. Cheap envs answer faster than a sleeping
@@ -241,17 +260,22 @@ class Worker:
         name, values = payload
         return self._each_env(lambda env, i: env.set_wrapper_attr(name, values[i]))
 
-    def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
-        """``function(env, i)`` for each env. An exception is the caller's mistake (a missing attribute,
-        a method that raises): it is reported (``RAISED``) and the worker carries on."""
+    def sb3_call(self, payload: Any) -> bytes:
+        """SB3's per-env call on the listed envs (local indices, in the caller's order, repeats included)."""
+        call, name, args, kwargs, local_indices = payload
         results = []
-        try:
-            for i, env in enumerate(self.envs):
-                self.current = self.config.first_env + i
-                results.append(function(env, i))
-            return frame(Message.OK, results)
-        except Exception as error:
-            return frame(Message.RAISED, capture(self.current, error))
+        for i in local_indices:
+            self.current = self.config.first_env + i
+            results.append(sb3_call(self.envs[i], call, name, args, kwargs))
+        return frame(Message.OK, results)
+
+    def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
+        """``function(env, i)`` for each env; an exception is reported (``RAISED``) by ``_serve``."""
+        results = []
+        for i, env in enumerate(self.envs):
+            self.current = self.config.first_env + i
+            results.append(function(env, i))
+        return frame(Message.OK, results)
 
     def _publish(self) -> Any:
         """Writes observations into this worker's shared-memory rows, or returns them to be pickled."""
