@@ -325,3 +325,64 @@ def test_torchwm_exposes_ray_vector_env_without_importing_ray_itself():
     code = "import sys, torchwm; print('ray' in sys.modules)"
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert output.stdout.strip() == "False"
+
+
+def test_process_keywords_mean_the_same_on_ray(cluster):
+    """TorchVectorizedEnv(backend="ray") takes the process backend's keywords; check_actions=True
+    refuses an action outside the space before anything is sent, and the env stays usable."""
+    from torchwm import InvalidArgumentError, TorchVectorizedEnv
+
+    kwargs = {"copy": False, "shared_memory": False, "daemon": False, "check_actions": True, "max_concurrency": 2}
+    envs = TorchVectorizedEnv(cartpole, NUM_WORKERS, PER_WORKER, backend="ray", num_cpus=1, **kwargs)
+    reference = gym.vector.SyncVectorEnv([cartpole] * NUM_ENVS)
+    try:
+        assert isinstance(envs, RayVectorEnv)
+        np.testing.assert_array_equal(envs.reset(seed=3)[0], reference.reset(seed=3)[0])
+        with pytest.raises(InvalidArgumentError):
+            envs.step(np.full(NUM_ENVS, 5))
+        actions = np.ones(NUM_ENVS, dtype=np.int64)
+        assert_same_step(envs.step(actions), reference.step(actions))
+    finally:
+        envs.close()
+        reference.close()
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({"context": "spawn"}, "Ray starts its actors itself"),
+        ({"observation_mode": "different"}, "use the process backend"),
+        ({"max_concurrency": 1}, "use num_workers=max_concurrency"),
+    ],
+)
+def test_process_only_keywords_are_refused_saying_why(settings, reason):
+    from torchwm import InvalidArgumentError, TorchVectorizedEnv
+
+    with pytest.raises(InvalidArgumentError, match=reason):
+        TorchVectorizedEnv(cartpole, 2, 1, backend="ray", **settings)
+
+
+def test_to_sb3_and_torch_batches_on_ray(cluster):
+    """to_sb3()'s per-env calls behave as SB3's SubprocVecEnv's; reset_batch/step_batch give tensors."""
+    pytest.importorskip("stable_baselines3")
+    import torch
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    envs = make_env()
+    ours = envs.to_sb3()
+    theirs = SubprocVecEnv([cartpole] * NUM_ENVS)
+    try:
+        for vec in (ours, theirs):
+            vec.seed(5)
+            vec.reset()
+            vec.set_attr("marker", 7, indices=[1, 4])
+        assert ours.get_attr("marker", indices=[1, 4]) == theirs.get_attr("marker", indices=[1, 4])
+        assert ours.env_method("get_wrapper_attr", "spec", indices=[0])[0].id == "CartPole-v1"
+        assert ours.env_is_wrapped(gym.wrappers.TimeLimit) == theirs.env_is_wrapped(gym.wrappers.TimeLimit)
+        batch = envs.reset_batch(seed=0)
+        assert isinstance(batch["obs"], torch.Tensor) and batch["obs"].shape == (NUM_ENVS, 4)
+        stepped = envs.step_batch(np.zeros(NUM_ENVS, dtype=np.int64))
+        assert isinstance(stepped["reward"], torch.Tensor)
+    finally:
+        ours.close()
+        theirs.close()

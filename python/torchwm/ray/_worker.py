@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
+from torchwm.process.sb3_calls import sb3_call
+
 
 def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: AutoresetMode) -> VectorEnv:
     """The worker's ``VectorEnv``: what the first factory returns when it is one (it must then hold
@@ -121,6 +123,16 @@ class EnvBlockWorker:
 
     def render(self) -> tuple[Any, ...] | None:
         return self.block.render()
+
+    def sb3_call(self, call: str, name: Any, args: tuple, kwargs: dict, local: list[int]) -> list[Any]:
+        """One of SB3's per-env calls on this block's envs ``local`` (in order), as SubprocVecEnv runs it."""
+        envs = getattr(self.block, "envs", None)
+        if envs is None:
+            raise TypeError(
+                f"{type(self.block).__name__} has no per-env objects for Stable-Baselines3's {call}: "
+                "only blocks of gymnasium envs (a SyncVectorEnv) have"
+            )
+        return [sb3_call(envs[i], call, name, args, kwargs) for i in local]
 
     def np_random_seed(self) -> tuple[Any, ...]:
         return tuple(self.block.np_random_seed)

@@ -19,6 +19,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, create_empty_array
 
+from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, parse_timeout, split_options
 from torchwm.errors import (
     AlreadyPendingCallError,
@@ -28,6 +29,7 @@ from torchwm.errors import (
     SubEnvError,
     WorkerCrashedError,
 )
+from torchwm.process.actions import as_batch, check_in_space, space_check
 from torchwm.ray._batching import join_infos, join_observations, split_actions
 from torchwm.ray._cluster import ActorPlacement, connect
 from torchwm.ray._worker import EnvBlockWorker
@@ -54,7 +56,7 @@ def _positive_int(name: str, value: Any) -> int:
     return int(value)
 
 
-class RayVectorEnv(VectorEnv):
+class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` whose workers are Ray actors.
 
     Args:
@@ -73,6 +75,14 @@ class RayVectorEnv(VectorEnv):
             ``None`` joins ``RAY_ADDRESS`` if set, else starts a local Ray.
         ray_init_kwargs: further ``ray.init`` arguments when this call initialises Ray.
         startup_timeout: seconds the actors may take to start and build their envs.
+
+    ``TorchVectorizedEnv``'s keywords mean the same here: ``check_actions=True`` checks actions against
+    the action space before anything is sent (default: delivered as given). Observations always come
+    back as new arrays from Ray's object store, so ``copy`` and ``shared_memory`` change nothing, and
+    actors end with the driver whatever ``daemon`` says. ``context`` (how local processes start) and
+    ``max_concurrency`` below ``num_workers`` (each actor steps its envs one after another, so at most
+    ``num_workers`` step at once: use that many workers) and an ``observation_mode`` other than
+    ``"same"`` are refused, saying so.
     """
 
     def __init__(
@@ -89,8 +99,19 @@ class RayVectorEnv(VectorEnv):
         address: str | None = None,
         ray_init_kwargs: dict[str, Any] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
+        context: str | None = None,
+        shared_memory: bool = True,
+        daemon: bool = True,
+        copy: bool = True,
+        observation_mode: Any = "same",
+        check_actions: bool = False,
+        max_concurrency: int | None = None,
+        backend: str = "ray",
     ) -> None:
         self.closed = True  # until the actors exist, close() has nothing to do
+        _refuse_process_only(context, observation_mode, max_concurrency, num_workers, backend)
+        self.copy, self.shared_memory, self.daemon = bool(copy), bool(shared_memory), bool(daemon)
+        self.observation_mode, self.max_concurrency = observation_mode, max_concurrency
         self.num_workers = _positive_int("num_workers", num_workers)
         self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
         self.num_envs = self.num_workers * self.envs_per_worker
@@ -119,6 +140,7 @@ class RayVectorEnv(VectorEnv):
         self._adopt(described)
         self._default_seed = seed
         self._worker_obs = [create_empty_array(self.single_observation_space, k) for _ in range(self.num_workers)]
+        self._action_check = space_check(self.single_action_space) if check_actions else None
 
     def _factories(self, env_factory: Any) -> list[Callable[[], Any]]:
         if callable(env_factory):
@@ -281,6 +303,8 @@ class RayVectorEnv(VectorEnv):
     def step_async(self, actions: Any) -> None:
         """Sends each worker its slice of ``actions`` (leading dimension ``num_envs``) and returns at once."""
         self._check_can_send("step_async")
+        if self._action_check is not None:
+            check_in_space(self._action_check, as_batch(actions))
         parts = split_actions(self.single_action_space, actions, self.num_workers, self.envs_per_worker)
         self._submit("step", [actor.step.remote(part) for actor, part in zip(self._actors, parts)])
 
@@ -298,6 +322,18 @@ class RayVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         self.step_async(actions)
         return self.step_wait()
+
+    def sb3_call(self, call: str, name: Any, indices: Sequence[int], *args: Any, **kwargs: Any) -> list[Any]:
+        """One of Stable-Baselines3's per-env calls on the envs ``indices``, in that order, run in the
+        actors as ``TorchVectorizedEnv.sb3_call`` runs them in its workers (what ``to_sb3()`` uses)."""
+        self._check_can_send(call)
+        k, chosen = self.envs_per_worker, [int(i) for i in indices]
+        local: list[list[int]] = [[] for _ in range(self.num_workers)]
+        for i in chosen:
+            local[i // k].append(i % k)
+        refs = [actor.sb3_call.remote(call, name, args, kwargs, part) for actor, part in zip(self._actors, local)]
+        per_worker = [iter(reply) for reply in self._run(call, refs, None)]
+        return [next(per_worker[i // k]) for i in chosen]
 
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         self._check_can_send("call_async")
@@ -364,6 +400,30 @@ class _TaskFailure:
 
     def __init__(self, error: Any) -> None:
         self.error = error
+
+
+def _refuse_process_only(
+    context: Any, observation_mode: Any, max_concurrency: Any, num_workers: Any, backend: Any
+) -> None:
+    """The process backend's keywords that have no meaning on Ray, refused with the reason."""
+    if backend != "ray":
+        raise InvalidArgumentError(f"RayVectorEnv is the 'ray' backend, got backend={backend!r}")
+    if context is not None:
+        raise InvalidArgumentError(
+            f"context={context!r} picks how local worker processes start; Ray starts its actors itself (leave it None)"
+        )
+    if not (isinstance(observation_mode, str) and observation_mode == "same"):
+        raise InvalidArgumentError(
+            f"observation_mode={observation_mode!r}: the Ray backend takes 'same' (every env has env 0's "
+            "spaces); use the process backend for other modes"
+        )
+    if max_concurrency is not None:
+        limit = _positive_int("max_concurrency", max_concurrency)
+        if limit < _positive_int("num_workers", num_workers):
+            raise InvalidArgumentError(
+                f"max_concurrency={limit} is below num_workers={num_workers}: each Ray actor steps its envs one "
+                "after another, so at most num_workers envs step at once; use num_workers=max_concurrency"
+            )
 
 
 class _RemoteTraceback(Exception):
