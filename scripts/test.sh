@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every check, the fast style gates first: rustfmt, ruff (lint + format), clippy; then installs
+# Runs every check, the fast style gates first: rustfmt, ruff (lint + format), clippy, cargo doc, the docs
+# site (mkdocs --strict); then installs
 # torchwm with its test extras into a fresh virtualenv (building the Rust core and ALE from source)
 # and runs mypy, cargo test, a smoke run of the bench command, the stub check, a wheel built with
 # `maturin build --release` installed into a second fresh virtualenv, and pytest.
@@ -25,6 +26,8 @@ echo "== cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
 echo "== cargo doc (broken or private intra-doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+echo "== docs site: mkdocs build --strict (user guide + API reference from the docstrings)"
+DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site"
 
 echo "== pip install .[test] (builds the extension)"
 "$venv/bin/python" -m pip install --quiet ".[test]"
@@ -68,6 +71,7 @@ echo "== Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtuale
 ray_venv="$root/.venv-ray"
 python3 -m venv --clear "$ray_venv"
 wheel=$(ls "$root"/dist/torchwm-*.whl)
-"$ray_venv/bin/python" -m pip install --quiet "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1"
+# stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
+"$ray_venv/bin/python" -m pip install --quiet "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
     test_ray_vector_env.py test_ray_rllib.py)
