@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from torchwm._torch import TorchBatcher
+from torchwm.integrations.torch_batches import TorchBatcher
 
 
 def atari_step(num_envs: int, rng: np.random.Generator) -> tuple:

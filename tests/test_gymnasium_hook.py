@@ -39,7 +39,7 @@ def run_python(code: str, *, extra_path: str | None = None, **env: str) -> subpr
 def test_plain_id_resolves_in_a_process_that_never_imports_torchwm():
     result = run_python(MAKE_PLAIN_ID)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["torchwm.atari", "(4,", "84,", "84)", "AtariEnv"]
+    assert result.stdout.split() == ["torchwm.atari.vector_env", "(4,", "84,", "84)", "AtariEnv"]
 
 
 def test_without_the_hook_the_plain_id_is_unknown():

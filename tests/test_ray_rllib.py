@@ -41,7 +41,7 @@ def test_plain_id_resolves_in_ray_workers(local_ray):
             "TorchWM/Pong-v5 did not resolve in a Ray worker: is torchwm installed (pip install / maturin develop), "
             f"so that its torchwm-gymnasium.pth start-up hook is in site-packages? {error}"
         )
-    assert module == "torchwm.atari" and shape == (4, 84, 84)
+    assert module == "torchwm.atari.vector_env" and shape == (4, 84, 84)
 
 
 def test_frame_connector_matches_rllib_atari_preprocessing():
@@ -79,7 +79,7 @@ def test_ppo_trains_one_iteration_on_breakout(local_ray):
             lambda runner: (type(runner.env.unwrapped).__module__, runner.env.unwrapped.num_envs),
             local_env_runner=False,
         )
-        assert envs == [("torchwm.atari", 4)] * 2
+        assert envs == [("torchwm.atari.vector_env", 4)] * 2
         result = algo.train()
         assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 2 * 4 * 32
         learner = result["learners"]["default_policy"]

@@ -40,7 +40,7 @@ def needs(snippet: str) -> str | None:
         import torchwm
 
         if not hasattr(torchwm.AtariVectorEnv, "step_batch"):
-            return "AtariVectorEnv.step_batch is not wired yet (torchwm._torch.TorchBatchMixin)"
+            return "AtariVectorEnv.step_batch is not wired yet (torchwm.integrations.torch_batches.TorchBatchMixin)"
     return None
 
 

@@ -18,7 +18,7 @@ from ale_py import roms
 from ale_py.vector_env import AtariVectorEnv as AleVectorEnv
 
 import torchwm
-from torchwm._rom import resolve_game, rom_path
+from torchwm.atari.roms import resolve_game, rom_path
 from torchwm.errors import InvalidArgumentError
 
 gym.register_envs(ale_py)

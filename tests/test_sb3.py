@@ -349,7 +349,7 @@ def test_works_without_stable_baselines3_installed():
     tests_dir = __file__.rsplit("/", 1)[0]
     result = subprocess.run([sys.executable, "-c", script, tests_dir], capture_output=True, check=True)
     base_module, plain = pickle.loads(result.stdout)
-    assert base_module == "torchwm._sb3_protocol"
+    assert base_module == "torchwm.integrations.sb3_protocol"
     env = SB3VecEnv(sync_env(AutoresetMode.NEXT_STEP))
     env.seed(4)
     assert_same_value(plain[0], env.reset(), "reset")

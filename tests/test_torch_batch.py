@@ -1,4 +1,4 @@
-"""torchwm._torch: batches as tensors, checked against torch.as_tensor of the same env's numpy results."""
+"""torchwm.integrations.torch_batches: batches as tensors, checked against torch.as_tensor of the same env's numpy results."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 torch = pytest.importorskip("torch")
 
 import torchwm
-from torchwm._torch import TorchBatcher, TorchBatchMixin
+from torchwm.integrations.torch_batches import TorchBatcher, TorchBatchMixin
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 

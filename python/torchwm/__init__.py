@@ -14,6 +14,7 @@ from importlib.metadata import version as _version
 from typing import Any
 
 from torchwm.atari import AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
+from torchwm.atari.registration import register_atari_envs
 from torchwm.envs import make_env
 from torchwm.errors import (
     AleError,
@@ -29,8 +30,7 @@ from torchwm.errors import (
     WorkerError,
 )
 from torchwm.process import TorchVectorizedEnv
-from torchwm.record import Recorder, record
-from torchwm.registration import register_atari_envs
+from torchwm.recording import Recorder, record
 
 try:
     __version__ = _version("torchwm")

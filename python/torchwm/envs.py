@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from torchwm._rom import resolve_game
+from torchwm.atari.roms import resolve_game
 
 BACKENDS = ("auto", "gym", "gymnasium", "atari", "ale")
 

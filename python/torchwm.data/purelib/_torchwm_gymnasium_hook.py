@@ -25,7 +25,7 @@ DISABLE_VARIABLE = "TORCHWM_NO_GYMNASIUM_HOOK"
 def register_torchwm_ids() -> None:
     """Registers ``TorchWM/<Game>-v5``; never raises (a broken torchwm must not break gymnasium)."""
     try:
-        from torchwm.registration import register_atari_envs
+        from torchwm.atari.registration import register_atari_envs
 
         register_atari_envs()
     except Exception as error:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from torchwm import _core
-from torchwm._rom import rom_path
+from torchwm.atari.roms import rom_path
 from torchwm.benchmarks.policies import describe, make_policy
 from torchwm.benchmarks.timing import steps_per_second
 

@@ -23,7 +23,6 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
 
 from torchwm import errors
-from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import (
     parse_autoreset_mode,
     parse_gymnasium_reset_mask,
@@ -32,6 +31,7 @@ from torchwm._vector_args import (
     split_options,
 )
 from torchwm.errors import InvalidArgumentError
+from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process import actions as action_batches
 from torchwm.process.buffers import allocate, is_array_space
 from torchwm.process.old_api import adapt

@@ -19,7 +19,6 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, create_empty_array
 
-from torchwm._integrations import TrainerIntegrationMixin
 from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, parse_timeout, split_options
 from torchwm.errors import (
     AlreadyPendingCallError,
@@ -29,6 +28,7 @@ from torchwm.errors import (
     SubEnvError,
     WorkerCrashedError,
 )
+from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process.actions import as_batch, check_in_space, space_check
 from torchwm.ray._batching import join_infos, join_observations, split_actions
 from torchwm.ray._cluster import ActorPlacement, connect

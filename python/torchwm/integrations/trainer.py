@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from torchwm._torch import TorchBatchMixin
+from torchwm.integrations.torch_batches import TorchBatchMixin
 
 __all__ = ["TrainerIntegrationMixin"]
 
@@ -14,6 +14,6 @@ class TrainerIntegrationMixin(TorchBatchMixin):
 
     def to_sb3(self) -> Any:
         """This env as Stable-Baselines3's ``VecEnv``: ``obs, rewards, dones, infos = vec_env.step(actions)``."""
-        from torchwm.sb3 import SB3VecEnv
+        from torchwm.integrations.sb3 import SB3VecEnv
 
         return SB3VecEnv(self)

@@ -18,11 +18,11 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from torchwm import _core
-from torchwm._integrations import TrainerIntegrationMixin
-from torchwm._rom import rom_path
 from torchwm._vector_args import parse_reset_mask, parse_seeds, split_options
+from torchwm.atari.rendering import check_can_render, check_render_mode
+from torchwm.atari.roms import rom_path
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
-from torchwm.record import check_can_render, check_render_mode
+from torchwm.integrations.trainer import TrainerIntegrationMixin
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -200,7 +200,7 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         ``handle, (obs, rewards, terminations, truncations, info) = step(handle, actions)`` give the
         same results as ``reset``/``step``; pass each call the handle the last one returned.
         """
-        from torchwm.atari_xla import make_xla_functions
+        from torchwm.atari.xla import make_xla_functions
 
         return make_xla_functions(self)
 

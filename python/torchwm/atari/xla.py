@@ -12,16 +12,13 @@ which keeps calls in sequence even outside an ordered effect.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from gymnasium.error import DependencyNotInstalled
 from gymnasium.vector import AutoresetMode
 
 from torchwm.errors import InvalidArgumentError
-
-if TYPE_CHECKING:
-    from torchwm.atari import AtariVectorEnv
 
 INFO_KEYS = ("env_id", "lives", "frame_number", "episode_frame_number")
 HANDLE_BYTES = 8
@@ -37,8 +34,9 @@ def _jax() -> Any:
     return jax
 
 
-def make_xla_functions(env: AtariVectorEnv) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
-    """``(handle, reset, step)`` for ``env`` (see ``AtariVectorEnv.xla``)."""
+def make_xla_functions(env: Any) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
+    """``(handle, reset, step)`` for the ``AtariVectorEnv`` ``env`` (see ``AtariVectorEnv.xla``); typed
+    ``Any`` so that this module does not import the one that imports it."""
     jax = _jax()
     import jax.numpy as jnp
     from jax.experimental import io_callback

@@ -8,8 +8,6 @@ animated GIF (``.gif``) or numbered PNG stills (``.png``) by torchwm's Rust core
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, final
@@ -17,28 +15,10 @@ from typing import Any, final
 import numpy as np
 
 from torchwm import _core
+from torchwm.atari.rendering import check_can_render
 from torchwm.errors import EnvStateError, InvalidArgumentError
 
-__all__ = ["Recorder", "add_parser", "main", "record"]
-
-RENDER_MODES = (None, "rgb_array")
-
-
-def check_render_mode(render_mode: Any) -> str | None:
-    """``render_mode`` as ``AtariVectorEnv`` accepts it: None or ``"rgb_array"`` (gymnasium's names)."""
-    if render_mode not in RENDER_MODES:
-        raise InvalidArgumentError(
-            f"render_mode must be None or 'rgb_array' (the only render modes supported), got {render_mode!r}"
-        )
-    return render_mode
-
-
-def check_can_render(render_mode: str | None) -> None:
-    """``render()`` needs ``render_mode="rgb_array"`` at construction, as gymnasium's envs do."""
-    if render_mode != "rgb_array":
-        raise InvalidArgumentError(
-            f"render() needs the environment created with render_mode='rgb_array', got render_mode={render_mode!r}"
-        )
+__all__ = ["Recorder", "record"]
 
 
 @final
@@ -152,77 +132,3 @@ def record(
             recorder.capture(envs)
             bar.update(1)
     return recorder.close()
-
-
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Adds ``record`` to the ``torchwm`` command's subcommands."""
-    parser = subparsers.add_parser(
-        "record",
-        help="record many Atari envs playing (random actions) as a GIF or PNG grid",
-        description=__doc__,
-    )
-    parser.add_argument("--game", default="pong", help="ROM id, e.g. pong, breakout (default: pong)")
-    parser.add_argument(
-        "--num-envs",
-        type=int,
-        default=16,
-        help="envs side by side in the grid (default: 16)",
-    )
-    parser.add_argument("--steps", type=int, default=500, help="env steps to record (default: 500)")
-    parser.add_argument("--out", default=None, help="output .gif or .png (default: <game>.gif)")
-    parser.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the envs and the random actions (default: 0)",
-    )
-    parser.add_argument("--frameskip", type=int, default=4, help="emulator frames per step (default: 4)")
-    parser.add_argument("--cols", type=int, default=None, help="grid columns (default: a square grid)")
-    parser.add_argument(
-        "--scale",
-        type=float,
-        default=None,
-        help="frame size factor (default: grid <= 480 px wide)",
-    )
-    parser.add_argument("--fps", type=float, default=15.0, help="GIF frames per second (default: 15)")
-    parser.set_defaults(func=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """The ``record`` subcommand: random play of ``--num-envs`` envs of ``--game``, written to ``--out``."""
-    from torchwm.atari import AtariVectorEnv
-
-    out = args.out or f"{args.game}.gif"
-    envs = AtariVectorEnv(args.game, args.num_envs, frameskip=args.frameskip, render_mode="rgb_array")
-    try:
-        summary = record(
-            envs,
-            out,
-            args.steps,
-            seed=args.seed,
-            progress=True,
-            cols=args.cols,
-            scale=args.scale,
-            fps=args.fps,
-        )
-    finally:
-        envs.close()
-    size = Path(out).stat().st_size if summary["format"] == "gif" else None
-    print(
-        f"wrote {summary['images']} {summary['width']}x{summary['height']} images to {summary['path']}"
-        + (f" ({size / 1e6:.2f} MB)" if size is not None else "")
-    )
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m torchwm.record ...``: the ``record`` subcommand on its own."""
-    parser = argparse.ArgumentParser(prog="torchwm")
-    add_parser(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["record", *(sys.argv[1:] if argv is None else argv)])
-    return int(args.func(args))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
