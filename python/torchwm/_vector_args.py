@@ -16,13 +16,54 @@ from gymnasium.vector import AutoresetMode
 from torchwm.errors import InvalidArgumentError
 
 __all__ = [
+    "MAX_ENV_COUNT",
+    "env_factories",
     "parse_autoreset_mode",
     "parse_gymnasium_reset_mask",
     "parse_reset_mask",
     "parse_seeds",
     "parse_timeout",
+    "positive_count",
     "split_options",
+    "worker_counts",
 ]
+
+# A bound far above any real use, so that a huge value is refused at once instead of forking or
+# building envs for hours (or overflowing numpy's index type).
+MAX_ENV_COUNT = 2**16
+
+
+def positive_count(name: str, value: Any) -> int:
+    """A worker or env count: an integer in ``[1, MAX_ENV_COUNT]``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_ENV_COUNT:
+        raise InvalidArgumentError(f"{name} must be an integer in [1, {MAX_ENV_COUNT}], got {value!r}")
+    return int(value)
+
+
+def worker_counts(num_workers: Any, envs_per_worker: Any) -> tuple[int, int]:
+    """``(num_workers, envs_per_worker)`` checked, their product at most ``MAX_ENV_COUNT`` too."""
+    workers, per_worker = positive_count("num_workers", num_workers), positive_count("envs_per_worker", envs_per_worker)
+    if workers * per_worker > MAX_ENV_COUNT:
+        raise InvalidArgumentError(
+            f"num_workers * envs_per_worker must be at most {MAX_ENV_COUNT}, got {workers} * {per_worker}"
+        )
+    return workers, per_worker
+
+
+def env_factories(env_factory: Any, total_envs: int) -> list[Any]:
+    """One factory per env: ``env_factory`` repeated, or its list of ``total_envs`` callables."""
+    if callable(env_factory):
+        return [env_factory] * total_envs
+    if isinstance(env_factory, (list, tuple)):
+        if len(env_factory) != total_envs:
+            raise InvalidArgumentError(
+                f"env_factory list has {len(env_factory)} callables, expected total_envs = "
+                f"num_workers * envs_per_worker = {total_envs}"
+            )
+        if not all(callable(f) for f in env_factory):
+            raise TypeError("every entry of env_factory must be callable")
+        return list(env_factory)
+    raise TypeError(f"env_factory must be a callable or a list of callables, got {type(env_factory).__name__}")
 
 
 def parse_autoreset_mode(value: Any, supported: Collection[AutoresetMode]) -> AutoresetMode:

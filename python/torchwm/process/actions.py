@@ -200,3 +200,16 @@ def split(
     if isinstance(actions, np.ndarray) and actions.dtype != object:
         return [(part.dtype.str, part.shape, part.tobytes()) for part in parts]
     return parts
+
+
+def actions_outside_space(
+    action_space: spaces.Space, single_action_space: spaces.Space, actions: Any, env_indices: list[int]
+) -> bool:
+    """Whether the action each of ``env_indices`` got from the batch ``actions`` lies outside
+    ``single_action_space`` (gymnasium's ``contains``: what the sub-env received); an action that cannot
+    be read counts as outside."""
+    try:
+        received = list(iterate(action_space, actions))
+        return all(not single_action_space.contains(received[i]) for i in env_indices)
+    except Exception:
+        return True

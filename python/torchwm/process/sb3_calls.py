@@ -9,9 +9,10 @@ functions reproduce them on one env; :meth:`TorchVectorizedEnv.sb3_call` sends t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["SB3_CALLS", "is_wrapped", "sb3_call"]
+__all__ = ["SB3_CALLS", "in_caller_order", "is_wrapped", "per_worker_indices", "sb3_call"]
 
 SB3_CALLS = ("get_attr", "set_attr", "has_attr", "env_method", "is_wrapped")
 
@@ -50,3 +51,21 @@ def sb3_call(env: Any, call: str, name: Any, args: tuple, kwargs: dict[str, Any]
     if call == "is_wrapped":
         return is_wrapped(env, name)
     raise ValueError(f"unknown SB3 call {call!r}; expected one of {SB3_CALLS}")
+
+
+def per_worker_indices(
+    indices: Sequence[int], envs_per_worker: int, num_workers: int
+) -> tuple[list[int], list[list[int]]]:
+    """``indices`` as ints, and each worker's share of them as its local env indices, in order (both
+    vectorizers send each worker its part of a per-env call)."""
+    chosen = [int(i) for i in indices]
+    local: list[list[int]] = [[] for _ in range(num_workers)]
+    for i in chosen:
+        local[i // envs_per_worker].append(i % envs_per_worker)
+    return chosen, local
+
+
+def in_caller_order(replies: Sequence[Sequence[Any]], chosen: list[int], envs_per_worker: int) -> list[Any]:
+    """The workers' replies to a per-env call put back in the order of ``chosen`` (repeats included)."""
+    per_worker = [iter(reply) for reply in replies]
+    return [next(per_worker[i // envs_per_worker]) for i in chosen]

@@ -10,7 +10,6 @@ input is refused in the parent (the env stays usable), and nothing hangs.
 
 from __future__ import annotations
 
-import itertools
 import multiprocessing as mp
 import os
 from collections.abc import Callable, Sequence
@@ -18,30 +17,33 @@ from typing import Any, Literal
 
 import numpy as np
 from gymnasium import logger, spaces
-from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_differing_spaces, batch_space, concatenate, create_empty_array, iterate
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from torchwm import errors
 from torchwm._vector_args import (
+    env_factories,
     parse_autoreset_mode,
     parse_gymnasium_reset_mask,
     parse_seeds,
     parse_timeout,
     split_options,
+    worker_counts,
 )
 from torchwm.errors import InvalidArgumentError
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process import actions as action_batches
+from torchwm.process import startup
+from torchwm.process.actions import actions_outside_space
 from torchwm.process.buffers import allocate, is_array_space
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
 from torchwm.process.remote_errors import log_like_gymnasium
+from torchwm.process.sub_env_calls import SubEnvCallsMixin
 from torchwm.process.worker import WorkerConfig
 
-# How long the workers may take to build their envs before construction fails.
-STARTUP_TIMEOUT_S = 120.0
+STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 # Why a step needs a reset first (``ResetNeeded``).
 _NEVER_RESET = "step() called before reset(): call reset() first"
@@ -49,11 +51,9 @@ _BAD_ACTION = (
     "a sub-environment raised in step() on an action outside the action space; the envs are as that step "
     "left them: call reset() before stepping again"
 )
-# Names ``call`` refuses, as gymnasium's AsyncVectorEnv does: they have their own methods.
-_RESERVED_CALLS = ("reset", "step", "close", "_setattr", "_check_spaces")
 
 
-class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
+class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` over worker processes for any Gym-like env factory.
 
     Args:
@@ -78,10 +78,8 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
-    Errors: see the README's table. In short, a sub-env's exception in ``reset``/``step`` is raised
-    as its own class (env index and remote traceback attached) and a dead worker as
-    ``WorkerCrashedError``, both closing the env; bad input and exceptions in ``call``/``get_attr``/
-    ``set_attr`` leave it usable.
+    Errors (the README's table): a sub-env's exception comes back as its own class with its env index and
+    remote traceback, a dead worker as ``WorkerCrashedError``.
     """
 
     def __new__(cls, *args: Any, backend: str = "process", **kwargs: Any) -> Any:
@@ -116,23 +114,17 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self._has_reset = False
         self._reset_reason = _NEVER_RESET
         self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
-        self.max_concurrency = _max_concurrency(max_concurrency)
+        self.max_concurrency = startup.max_concurrency(max_concurrency)
         self.copy = bool(copy)
         self.shared_memory = bool(shared_memory)
         self.observation_mode = observation_mode
-        self.num_workers = _positive_int("num_workers", num_workers)
-        self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
+        self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
         self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
-        if self.total_envs > _MAX_COUNT:
-            raise InvalidArgumentError(
-                f"num_workers * envs_per_worker must be at most {_MAX_COUNT}, got {self.num_workers} * "
-                f"{self.envs_per_worker}"
-            )
         # Checked now, used by the first reset() that is given no seed.
         self._default_seed = None if seed is None else parse_seeds(seed, self.total_envs)
-        factories = _factories(env_factory, self.total_envs)
+        factories = env_factories(env_factory, self.total_envs)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
-        ctx = _context(context)
+        ctx = startup.context(context)
         self.context = ctx.get_start_method()
         # AutoresetMode.DISABLED: the envs whose episode ended and that were not reset since.
         self._finished = np.zeros(self.total_envs, bool) if self.autoreset_mode == AutoresetMode.DISABLED else None
@@ -155,25 +147,9 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             self.spec = getattr(probe, "spec", None)
             self.single_action_space = probe.action_space
             self.action_space = batch_space(self.single_action_space, self.total_envs)
-            if isinstance(observation_mode, tuple) and len(observation_mode) == 2:
-                if not all(isinstance(space, spaces.Space) for space in observation_mode):
-                    raise TypeError(
-                        "Expected both elements of observation_mode to be Spaces, got "
-                        f"{type(observation_mode[0])} and {type(observation_mode[1])}"
-                    )
-                self.observation_space, self.single_observation_space = observation_mode
-            elif observation_mode == "same":
-                self.single_observation_space = probe.observation_space
-                self.observation_space = batch_space(self.single_observation_space, self.total_envs)
-            elif observation_mode == "different":
-                env_spaces = [probe.observation_space] + [_observation_space(f) for f in factories[1:]]
-                self.single_observation_space = env_spaces[0]
-                self.observation_space = batch_differing_spaces(env_spaces)
-            else:
-                raise ValueError(
-                    "Invalid `observation_mode`, expected: 'same' or 'different' or tuple of single and batch "
-                    f"observation space, actual got {observation_mode}"
-                )
+            self.observation_space, self.single_observation_space = startup.observation_spaces(
+                probe.observation_space, factories, observation_mode, self.total_envs
+            )
         finally:
             probe.close()
 
@@ -188,7 +164,9 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             self._observations = create_empty_array(self.single_observation_space, n=self.total_envs, fn=np.zeros)
 
     def _spawn(self, ctx: Any, factories: list[Callable[[], Any]], daemon: bool) -> None:
-        payloads: list[Any] = factories if self.context == "fork" else [_pickled(f, self.context) for f in factories]
+        payloads: list[Any] = (
+            factories if self.context == "fork" else [startup.pickled(f, self.context) for f in factories]
+        )
         k = self.envs_per_worker
         # A worker steps its envs one at a time: a limit below num_workers needs permits between them.
         limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
@@ -218,28 +196,9 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
             raise
 
     def _check_spaces(self, env_spaces: list[tuple[spaces.Space, spaces.Space]]) -> None:
-        if self.observation_mode == "same":
-            same_observations = all(obs == self.single_observation_space for obs, _ in env_spaces)
-        else:
-            same_observations = all(
-                is_space_dtype_shape_equiv(self.single_observation_space, obs) for obs, _ in env_spaces
-            )
-        if not same_observations:
-            if self.observation_mode == "same":
-                raise RuntimeError(
-                    "TorchVectorizedEnv(..., observation_mode='same') however some of the sub-environments "
-                    "observation spaces are not equivalent. If this is intentional, use "
-                    "`observation_mode='different'` instead."
-                )
-            raise RuntimeError(
-                "TorchVectorizedEnv(..., observation_mode='different' or custom space) however the "
-                "sub-environment's observation spaces do not share a common shape and dtype."
-            )
-        if not all(act == self.single_action_space for _, act in env_spaces):
-            raise RuntimeError(
-                f"Some environments have an action space different from `{self.single_action_space}`. "
-                "In order to batch actions, the action spaces from all environments must be equal."
-            )
+        startup.check_env_spaces(
+            env_spaces, self.single_observation_space, self.single_action_space, self.observation_mode
+        )
 
     # ------------------------------------------------------------------------------------ protocol
 
@@ -302,19 +261,12 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         every failing env was given an action outside the action space, the error is the caller's and
         the env stays usable once reset; otherwise the workers are shut down, as gymnasium's are."""
         log_like_gymnasium(pool.last_raised)
-        if pending == "step" and all(self._action_outside(remote.env_index) for remote in pool.last_raised):
+        failed = [remote.env_index for remote in pool.last_raised]
+        outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, failed)
+        if pending == "step" and outside:
             self._has_reset, self._reset_reason = False, _BAD_ACTION
             return
         pool.shutdown()
-
-    def _action_outside(self, index: int) -> bool:
-        """Whether the action last sent to sub-env ``index`` lies outside its action space (gymnasium's
-        ``contains``: what the sub-env received)."""
-        try:
-            action = next(itertools.islice(iterate(self.action_space, self._sent_actions), index, None))
-            return not self.single_action_space.contains(action)
-        except Exception:
-            return True
 
     def _split(self, values: Sequence[Any]) -> list[list[Any]]:
         k = self.envs_per_worker
@@ -324,7 +276,7 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         if self._views.observations is None:
             flat = [obs for worker_obs in payloads for obs in worker_obs]
             self._observations = concatenate(self.single_observation_space, flat, self._observations)
-        return _copy_tree(self._observations) if self.copy else self._observations
+        return startup.copy_tree(self._observations) if self.copy else self._observations
 
     def _batch_infos(self, per_worker: list[Any]) -> dict[str, Any]:
         infos: dict[str, Any] = {}
@@ -430,70 +382,6 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
         self.step_async(actions)
         return self.step_wait()
 
-    def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
-        pool = self._live_pool("call_async")
-        if name in _RESERVED_CALLS:
-            raise InvalidArgumentError(f"Trying to call function `{name}` with `call`, use `{name}` directly instead.")
-        self._send(pool, Message.CALL, [(name, args, kwargs)] * self.num_workers, f"the arguments of {name}", "call")
-
-    def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        """The results of ``call_async``; an exception of a sub-env is raised here (the env stays usable)."""
-        return tuple(value for reply in self._wait("call", "call", timeout) for value in reply)
-
-    def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
-        """Calls ``name(*args, **kwargs)`` on every sub-env (or reads it, if not callable). An
-        exception (a missing attribute, a method that raises) is raised here; the env stays usable."""
-        self.call_async(name, *args, **kwargs)
-        return self.call_wait()
-
-    def get_attr(self, name: str) -> tuple[Any, ...]:
-        """``name`` of every sub-env, called if callable (as gymnasium's vector envs do)."""
-        return self.call(name)
-
-    def set_attr(self, name: str, values: Any) -> None:
-        """Sets ``name`` on every sub-env: one value for all, or a list/tuple of ``total_envs`` values."""
-        pool = self._live_pool("set_attr")
-        if not isinstance(values, (list, tuple)):
-            values = [values] * self.total_envs
-        if len(values) != self.total_envs:
-            raise InvalidArgumentError(
-                "Values must be a list or tuple with length equal to the number of environments. "
-                f"Got `{len(values)}` values for {self.total_envs} environments."
-            )
-        self._send(
-            pool, Message.SET_ATTR, [(name, part) for part in self._split(values)], f"values of {name}", "set_attr"
-        )
-        self._wait("set_attr", "set_attr", None)
-
-    def sb3_call(self, call: str, name: Any, indices: Sequence[int], *args: Any, **kwargs: Any) -> list[Any]:
-        """One of Stable-Baselines3's per-env calls (``get_attr``, ``set_attr``, ``has_attr``,
-        ``env_method``, ``is_wrapped``: see :mod:`torchwm.process.sb3_calls`) on the envs ``indices``, in
-        that order, as SB3's ``SubprocVecEnv`` runs it; what ``to_sb3()`` uses. An exception is raised
-        here and the env stays usable."""
-        pool = self._live_pool(call)
-        k, chosen = self.envs_per_worker, [int(i) for i in indices]
-        local: list[list[int]] = [[] for _ in range(self.num_workers)]
-        for i in chosen:
-            local[i // k].append(i % k)
-        payloads = [(call, name, args, kwargs, part) for part in local]
-        self._send(pool, Message.SB3_CALL, payloads, f"the arguments of {call}", "sb3_call")
-        per_worker = [iter(reply) for reply in self._wait("sb3_call", "sb3_call", None)]
-        return [next(per_worker[i // k]) for i in chosen]
-
-    def render(self) -> tuple[Any, ...] | None:
-        """Every sub-env's frame (``call("render")``)."""
-        return self.call("render")
-
-    @property
-    def np_random_seed(self) -> tuple[int, ...]:  # type: ignore[override]
-        """The ``np_random_seed`` of every sub-env."""
-        return self.get_attr("np_random_seed")
-
-    @property  # type: ignore[misc]
-    def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
-        """The ``np_random`` generator of every sub-env."""
-        return self.get_attr("np_random")
-
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
         if self._pool is not None:
             self._pool.shutdown(terminate=terminate)
@@ -510,85 +398,3 @@ class TorchVectorizedEnv(TrainerIntegrationMixin, VectorEnv):
     def __exit__(self, *exc: object) -> Literal[False]:
         self.close(terminate=exc[0] is not None)
         return False
-
-
-# A bound far above any real use, so that a huge value is refused at once instead of forking or
-# building envs for hours (or overflowing numpy's index type).
-_MAX_COUNT = 2**16
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= _MAX_COUNT:
-        raise InvalidArgumentError(f"{name} must be an integer in [1, {_MAX_COUNT}], got {value!r}")
-    return int(value)
-
-
-def _max_concurrency(value: Any) -> int | None:
-    """gymnasium 1.4's ``max_concurrency``: None or an integer >= 1 (its checks, classes and messages)."""
-    if value is None:
-        return None
-    if not isinstance(value, (int, np.integer)):
-        raise ValueError(f"`max_concurrency` must be an integer or None, got {type(value)}.")
-    if value < 1:
-        raise ValueError(f"`max_concurrency` must be a positive or None, got {value}.")
-    return int(value)
-
-
-def _factories(env_factory: Any, total_envs: int) -> list[Callable[[], Any]]:
-    if callable(env_factory):
-        return [env_factory] * total_envs
-    if isinstance(env_factory, (list, tuple)):
-        if len(env_factory) != total_envs:
-            raise InvalidArgumentError(
-                f"env_factory list has {len(env_factory)} callables, expected total_envs = "
-                f"num_workers * envs_per_worker = {total_envs}"
-            )
-        if not all(callable(f) for f in env_factory):
-            raise TypeError("every entry of env_factory must be callable")
-        return list(env_factory)
-    raise TypeError(f"env_factory must be a callable or a list of callables, got {type(env_factory).__name__}")
-
-
-def _context(name: str | None) -> Any:
-    """The start method's context; an unknown one raises multiprocessing's own ``ValueError`` text
-    (what ``AsyncVectorEnv`` and SB3's ``SubprocVecEnv`` raise), as an ``InvalidArgumentError``."""
-    methods = mp.get_all_start_methods()
-    try:
-        return mp.get_context(name or ("fork" if "fork" in methods else "spawn"))
-    except ValueError as error:
-        raise InvalidArgumentError(str(error)) from None
-
-
-def _observation_space(factory: Callable[[], Any]) -> spaces.Space:
-    env = adapt(factory())
-    try:
-        return env.observation_space
-    finally:
-        env.close()
-
-
-def _pickled(factory: Callable[[], Any], context_name: str) -> bytes:
-    import cloudpickle
-
-    try:
-        return cloudpickle.dumps(factory)
-    except Exception as error:
-        raise TypeError(
-            f"env_factory cannot be pickled for the {context_name!r} start method ({error}). Define the "
-            "factory at module scope (or a functools.partial of one) with picklable arguments, or use "
-            "context='fork'."
-        ) from error
-
-
-def _copy_tree(value: Any) -> Any:
-    """A copy of a (nested dict/tuple of) array(s): what ``deepcopy`` gives, without its bookkeeping.
-    Only plain tuples are walked: named tuples (``GraphInstance``) are deep-copied as they are."""
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if type(value) is dict:
-        return {key: _copy_tree(item) for key, item in value.items()}
-    if type(value) is tuple:
-        return tuple(_copy_tree(item) for item in value)
-    from copy import deepcopy
-
-    return deepcopy(value)

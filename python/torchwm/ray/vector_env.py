@@ -19,7 +19,15 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, create_empty_array
 
-from torchwm._vector_args import parse_autoreset_mode, parse_reset_mask, parse_seeds, parse_timeout, split_options
+from torchwm._vector_args import (
+    env_factories,
+    parse_autoreset_mode,
+    parse_reset_mask,
+    parse_seeds,
+    parse_timeout,
+    split_options,
+    worker_counts,
+)
 from torchwm.errors import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -30,8 +38,11 @@ from torchwm.errors import (
 )
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process.actions import as_batch, check_in_space, space_check
+from torchwm.process.remote_errors import RemoteTraceback
+from torchwm.process.sb3_calls import in_caller_order, per_worker_indices
 from torchwm.ray._batching import join_infos, join_observations, split_actions
 from torchwm.ray._cluster import ActorPlacement, connect
+from torchwm.ray._errors import TaskFailure, first_line, refuse_process_only, summary
 from torchwm.ray._worker import EnvBlockWorker
 
 # How long the workers may take to start and build their envs (a new node may first install a runtime env).
@@ -48,12 +59,6 @@ def _kill(ray: Any, actors: list[Any]) -> None:
         # Quiet: at interpreter exit Ray may already be shut down, and the actor is then gone anyway.
         with contextlib.suppress(Exception):
             ray.kill(actor, no_restart=True)
-
-
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
@@ -109,14 +114,13 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         backend: str = "ray",
     ) -> None:
         self.closed = True  # until the actors exist, close() has nothing to do
-        _refuse_process_only(context, observation_mode, max_concurrency, num_workers, backend)
+        refuse_process_only(context, observation_mode, max_concurrency, num_workers, backend)
         self.copy, self.shared_memory, self.daemon = bool(copy), bool(shared_memory), bool(daemon)
         self.observation_mode, self.max_concurrency = observation_mode, max_concurrency
-        self.num_workers = _positive_int("num_workers", num_workers)
-        self.envs_per_worker = _positive_int("envs_per_worker", envs_per_worker)
+        self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
         self.num_envs = self.num_workers * self.envs_per_worker
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, _MODES)
-        factories = self._factories(env_factory)
+        factories = env_factories(env_factory, self.num_workers * self.envs_per_worker)
         placement = ActorPlacement(num_cpus, scheduling_strategy, dict(actor_options or {}))
         self._ray = connect(address, ray_init_kwargs)
         self._actors: list[Any] = []
@@ -141,18 +145,6 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         self._default_seed = seed
         self._worker_obs = [create_empty_array(self.single_observation_space, k) for _ in range(self.num_workers)]
         self._action_check = space_check(self.single_action_space) if check_actions else None
-
-    def _factories(self, env_factory: Any) -> list[Callable[[], Any]]:
-        if callable(env_factory):
-            return [env_factory] * self.num_envs
-        if isinstance(env_factory, (list, tuple)):
-            if len(env_factory) != self.num_envs or not all(callable(f) for f in env_factory):
-                raise InvalidArgumentError(
-                    f"env_factory must be one callable or a list of num_workers * envs_per_worker = {self.num_envs} "
-                    f"callables, got a list of {len(env_factory)}"
-                )
-            return list(env_factory)
-        raise TypeError(f"env_factory must be a callable or a list of callables, got {type(env_factory).__name__}")
 
     def _adopt(self, described: list[dict[str, Any]]) -> None:
         """Takes the spaces and metadata of worker 0; every worker must have the same spaces."""
@@ -221,7 +213,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
                 self._receive(index[ref], ref)
         command, self._waiting, self._pending = self._waiting or "", None, []
         replies, self._replies = self._replies, {}
-        errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, _TaskFailure)]
+        errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, TaskFailure)]
         if errors:
             w, failure = errors[0]
             self._raise_remote(command, w, failure.error)
@@ -233,7 +225,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         try:
             self._replies[w] = ray.get(ref)
         except ray.exceptions.RayTaskError as error:
-            self._replies[w] = _TaskFailure(error)  # the envs raised: reported once every worker has answered
+            self._replies[w] = TaskFailure(error)  # the envs raised: reported once every worker has answered
         except ray.exceptions.RayError as error:
             self._crashed(w, error)
 
@@ -243,7 +235,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         self.close()
         raise WorkerCrashedError(
             f"worker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}, Ray node {node}) died: "
-            f"{type(error).__name__}: {_summary(error)}; the other workers were shut down"
+            f"{type(error).__name__}: {summary(error)}; the other workers were shut down"
         ) from error
 
     def _raise_remote(self, command: str, w: int, error: Any) -> NoReturn:
@@ -254,8 +246,8 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         first = w * self.envs_per_worker
         cause = error.cause if isinstance(error.cause, BaseException) else None
         if cause is None:
-            raise SubEnvError(first, type(error).__name__, _first_line(error), str(error)) from None
-        cause.__cause__ = _RemoteTraceback(
+            raise SubEnvError(first, type(error).__name__, first_line(error), str(error)) from None
+        cause.__cause__ = RemoteTraceback(
             f"\nworker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}), remote traceback:\n{error}"
         )
         raise cause
@@ -327,13 +319,9 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         """One of Stable-Baselines3's per-env calls on the envs ``indices``, in that order, run in the
         actors as ``TorchVectorizedEnv.sb3_call`` runs them in its workers (what ``to_sb3()`` uses)."""
         self._check_can_send(call)
-        k, chosen = self.envs_per_worker, [int(i) for i in indices]
-        local: list[list[int]] = [[] for _ in range(self.num_workers)]
-        for i in chosen:
-            local[i // k].append(i % k)
+        chosen, local = per_worker_indices(indices, self.envs_per_worker, self.num_workers)
         refs = [actor.sb3_call.remote(call, name, args, kwargs, part) for actor, part in zip(self._actors, local)]
-        per_worker = [iter(reply) for reply in self._run(call, refs, None)]
-        return [next(per_worker[i // k]) for i in chosen]
+        return in_caller_order(self._run(call, refs, None), chosen, self.envs_per_worker)
 
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         self._check_can_send("call_async")
@@ -393,54 +381,3 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class _TaskFailure:
-    """A worker's answer that is an exception its envs raised (kept until every worker has answered)."""
-
-    def __init__(self, error: Any) -> None:
-        self.error = error
-
-
-def _refuse_process_only(
-    context: Any, observation_mode: Any, max_concurrency: Any, num_workers: Any, backend: Any
-) -> None:
-    """The process backend's keywords that have no meaning on Ray, refused with the reason."""
-    if backend != "ray":
-        raise InvalidArgumentError(f"RayVectorEnv is the 'ray' backend, got backend={backend!r}")
-    if context is not None:
-        raise InvalidArgumentError(
-            f"context={context!r} picks how local worker processes start; Ray starts its actors itself (leave it None)"
-        )
-    if not (isinstance(observation_mode, str) and observation_mode == "same"):
-        raise InvalidArgumentError(
-            f"observation_mode={observation_mode!r}: the Ray backend takes 'same' (every env has env 0's "
-            "spaces); use the process backend for other modes"
-        )
-    if max_concurrency is not None:
-        limit = _positive_int("max_concurrency", max_concurrency)
-        if limit < _positive_int("num_workers", num_workers):
-            raise InvalidArgumentError(
-                f"max_concurrency={limit} is below num_workers={num_workers}: each Ray actor steps its envs one "
-                "after another, so at most num_workers envs step at once; use num_workers=max_concurrency"
-            )
-
-
-class _RemoteTraceback(Exception):
-    """The traceback of an exception raised in a worker actor (shown as the cause of the re-raised one)."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def _summary(error: BaseException) -> str:
-    """The first line of a Ray error and, when it carries a traceback, its last line (the root cause)."""
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    if len(lines) > 1:
-        return f"{lines[0]} ... {lines[-1].strip()}"
-    return lines[0] if lines else ""
