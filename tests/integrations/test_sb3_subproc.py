@@ -12,11 +12,11 @@ import pytest
 from gymnasium import spaces
 
 pytest.importorskip("stable_baselines3")
+from sb3_envs import NUM_ENVS, StepInfo, make_cartpole
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack, VecMonitor, VecNormalize
 
 import torchwm
-from sb3_envs import NUM_ENVS, StepInfo, make_cartpole
 
 
 def pair(make: Any = make_cartpole) -> tuple[Any, Any]:

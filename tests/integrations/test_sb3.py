@@ -14,6 +14,7 @@ import pytest
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 pytest.importorskip("stable_baselines3")
+from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env
 from stable_baselines3 import PPO
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import (
@@ -26,7 +27,6 @@ from stable_baselines3.common.vec_env import (
 )
 
 import torchwm
-from sb3_envs import NUM_ENVS, StepInfo, make_cartpole, sync_env
 from torchwm.errors import AlreadyPendingCallError, InvalidArgumentError, NoAsyncCallError
 from torchwm.sb3 import SB3VecEnv
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-SEEDS = Path(__file__).resolve().parent.parent.parent / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 
 def guide_blocks() -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ppo_atari.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ppo_atari.py"
 TINY = [
     "--game",
     "pong",

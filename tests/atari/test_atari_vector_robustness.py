@@ -19,7 +19,7 @@ import torchwm
 from torchwm import _core
 from torchwm.atari import AtariSettings
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.fixture

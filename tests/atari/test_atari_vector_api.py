@@ -11,7 +11,7 @@ from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.vector import AutoresetMode
 
 import torchwm
-from conftest import torchwm_worker_threads
+from testing_support import torchwm_worker_threads
 
 
 @pytest.fixture

@@ -17,11 +17,6 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from gymnasium.vector import AutoresetMode
-from hypothesis import given
-from hypothesis import strategies as st
-
-import torchwm
 from fuzz_support import (
     CLEAN,
     TEST_TIMEOUT,
@@ -42,6 +37,11 @@ from fuzz_support import (
     seed_is_valid,
     seed_value,
 )
+from gymnasium.vector import AutoresetMode
+from hypothesis import given
+from hypothesis import strategies as st
+
+import torchwm
 
 SMALL_NASTY_SIZES = st.sampled_from([0, -1, -(2**63), 2**64, np.uint64(2), np.int8(1), 2.0, True])
 ENV_IDS = {"cartpole": "CartPole-v1", "pendulum": "Pendulum-v1"}

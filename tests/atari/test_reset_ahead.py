@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.vector import AutoresetMode
+from test_atari_vector_parity import _assert_same_step
 
 import torchwm
-from test_atari_vector_parity import _assert_same_step
 
 NUM_ENVS = 3
 PAUSE_S = 0.05

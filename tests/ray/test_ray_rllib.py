@@ -65,7 +65,7 @@ def test_frame_connector_matches_rllib_atari_preprocessing():
 
 
 def test_ppo_trains_one_iteration_on_breakout(local_ray):
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "examples"))
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2] / "examples"))
     try:
         from rllib_ppo_atari import build_config
     finally:

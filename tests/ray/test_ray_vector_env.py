@@ -20,6 +20,7 @@ from gymnasium.vector import AutoresetMode
 ray = pytest.importorskip("ray")
 
 from ray_cluster import local_cluster
+
 from torchwm.errors import WorkerCrashedError
 from torchwm.ray import RayVectorEnv
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from ale_py import ALEInterface, roms
 
-from conftest import PARITY_GAMES
+from testing_support import PARITY_GAMES
 from torchwm import _core
 
 FRAMES = 2000

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-HOOK_DIR = Path(__file__).resolve().parents[1] / "python" / "torchwm.data" / "purelib"
+HOOK_DIR = Path(__file__).resolve().parents[2] / "python" / "torchwm.data" / "purelib"
 
 MAKE_PLAIN_ID = """
 import gymnasium as gym
