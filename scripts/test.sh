@@ -74,4 +74,4 @@ wheel=$(ls "$root"/dist/torchwm-*.whl)
 # stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
 "$ray_venv/bin/python" -m pip install --quiet "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
-    ray/test_ray_vector_env.py ray/test_ray_rllib.py)
+    ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)

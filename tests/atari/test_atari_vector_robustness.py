@@ -19,7 +19,7 @@ import torchwm
 from torchwm import _core
 from torchwm.atari import AtariSettings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ATARI_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "atari.md"
 
 
 @pytest.fixture
@@ -92,7 +92,7 @@ def test_aliases_of_the_ale_guide_and_seed_keyword() -> None:
 
 
 def test_every_keyword_is_defined_once_in_the_core() -> None:
-    """The Python signature, the type checkers' TypedDict and the README list follow the Rust table."""
+    """The Python signature, the type checkers' TypedDict and docs/atari.md's list follow the Rust table."""
     table = {name: (aliases, default) for name, aliases, default, _doc in _core.ATARI_SETTINGS}
     names = set(table) - {"num_envs"}
     aliases = {alias for alias_list, _ in table.values() for alias in alias_list}
@@ -102,10 +102,10 @@ def test_every_keyword_is_defined_once_in_the_core() -> None:
     for name, (_, default) in table.items():
         expected = torchwm.atari.AutoresetMode(default) if name == "autoreset_mode" else default
         assert params[name].default == expected, name
-    section = README.read_text().split("### Keywords", 1)[1].split("\n### ", 1)[0]
+    section = ATARI_GUIDE.read_text().split("## Keywords", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `(\w+)` \| `([^`]+)` \| ([^|]*) \|", section, flags=re.MULTILINE)
     listed = {name: (shown, re.findall(r"`(\w+)`", alias_cell)) for name, shown, alias_cell in rows}
-    assert set(listed) == set(table), "README's keyword table differs from the core's"
+    assert set(listed) == set(table), "docs/atari.md's keyword table differs from the core's"
     for name, (alias_list, default) in table.items():
         shown = torchwm.atari.AutoresetMode(default).name if name == "autoreset_mode" else repr(default)
         assert listed[name] == (shown, list(alias_list)), name

@@ -1,4 +1,4 @@
-"""The "Use with SB3 / CleanRL / TorchRL" snippets run as written."""
+"""The trainers page's snippets ("Use with SB3 / CleanRL / TorchRL", docs/trainers.md) run as written."""
 
 from __future__ import annotations
 
@@ -13,15 +13,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+TRAINERS = ROOT / "docs" / "trainers.md"
 
 
 def section() -> str:
-    """The README's "Use with SB3 / CleanRL / TorchRL" section, up to the next top-level heading."""
-    text = README.read_text()
-    start = text.index("## Use with SB3 / CleanRL / TorchRL")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else len(text)]
+    """The trainers page ("Use with SB3 / CleanRL / TorchRL", moved there from the README)."""
+    return TRAINERS.read_text()
 
 
 def blocks(language: str) -> list[str]:
