@@ -24,9 +24,8 @@ FAST_FAILURE_DETECTION = {
 def local_cluster(worker_nodes: list[dict[str, Any]]) -> Iterator[Any]:
     """A head node (where this driver connects) plus one node per entry of ``worker_nodes`` (``add_node``
     arguments); ``ray.init`` connected to it for the duration."""
-    from ray.cluster_utils import Cluster
-
     import ray
+    from ray.cluster_utils import Cluster
 
     cluster = Cluster(
         initialize_head=True,
