@@ -66,3 +66,11 @@ def test_bench_scaling_writes_json_plot_and_efficiency(tmp_path, capsys):
     assert all(r["torchwm_x"] for r in rows if r["backend"] == "ale_py")
     assert "frames/s =" in capsys.readouterr().out
     assert (tmp_path / "atari_scaling.png").stat().st_size > 0
+
+
+def test_reset_cost_times_resets_of_both_backends():
+    from torchwm.benchmarks import reset_cost
+
+    for backend in ("torchwm", "ale_py"):
+        micros, frames = reset_cost.measure(backend, "pong", resets=3)
+        assert micros > 0 and frames >= 0, backend
