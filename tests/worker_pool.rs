@@ -44,6 +44,7 @@ fn pool_threads_are_named_pinned_and_joined_at_close() {
     let mut config = VectorConfig::new(common::rom("pong"), 4, AtariConfig::default());
     config.num_threads = 2;
     config.thread_affinity_offset = Some(1);
+    config.reset_ahead = true;
     let mut env = AtariVectorEnv::new(config).unwrap();
     let threads = env.num_threads();
     env.reset(&[0, 1, 2, 3], &[Some(1); 4]).unwrap();

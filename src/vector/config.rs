@@ -44,6 +44,8 @@ pub struct VectorConfig {
     pub continuous_action_threshold: f32,
     /// Report unclipped rewards and, when an episode ends, its raw return, steps and frames (torchwm's own).
     pub episode_statistics: bool,
+    /// Next-step autoreset, sync mode: reset ended envs ahead, on low-priority threads (`reset_ahead`).
+    pub reset_ahead: bool,
     pub env: AtariConfig,
 }
 
@@ -68,6 +70,7 @@ impl VectorConfig {
             continuous: false,
             continuous_action_threshold: 0.5,
             episode_statistics: false,
+            reset_ahead: false,
             env,
         }
     }

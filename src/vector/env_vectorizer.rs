@@ -69,6 +69,7 @@ impl AtariVectorEnv {
             num_threads,
             config.autoreset_mode,
             config.thread_affinity_offset,
+            config.reset_ahead,
         )
         .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
         Ok(Self {

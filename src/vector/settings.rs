@@ -289,6 +289,13 @@ pub static SETTINGS: &[Setting] = &[
               (raw return, steps, emulator frames) with its mask info['_episode'] when an episode ends.",
         episode_statistics
     ),
+    // torchwm's own. Off by default: on 2 cores it measured 4-8% slower env-only (docs/performance.md).
+    bool_setting!(
+        "reset_ahead",
+        "Sync mode, next-step autoreset: reset the envs a batch ended on low-priority threads while the \
+              caller computes its policy, so the next batch waits less for them (results unchanged).",
+        reset_ahead
+    ),
 ];
 
 /// The setting spelled `name` (its name or an alias).

@@ -60,8 +60,8 @@ pub(crate) struct WorkerPool {
 }
 
 impl WorkerPool {
-    /// Starts `num_threads` threads named `torchwm-atari-<i>`, and as many low-priority ones named
-    /// `torchwm-reset-<i>`; with `affinity_offset`, thread `i` of each is pinned to core
+    /// Starts `num_threads` threads named `torchwm-atari-<i>`, and with `reset_ahead` as many low-priority
+    /// ones named `torchwm-reset-<i>`; with `affinity_offset`, thread `i` of each is pinned to core
     /// `(offset + i) % cores`.
     pub fn start(
         envs: &SharedEnvs,
@@ -69,11 +69,15 @@ impl WorkerPool {
         num_threads: usize,
         mode: AutoresetMode,
         affinity_offset: Option<usize>,
+        reset_ahead: bool,
     ) -> std::io::Result<Self> {
         debug_assert!(num_threads > 0, "VectorConfig::effective_num_threads is at least 1");
         let mut threads = Vec::with_capacity(2 * num_threads);
         let pools = build_pool("torchwm-atari", num_threads, affinity_offset, false, &mut threads).and_then(|pool| {
-            let background = build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads)?;
+            let background = match reset_ahead {
+                true => Some(build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads)?),
+                false => None,
+            };
             Ok((pool, background))
         });
         let (pool, background) = match pools {
@@ -85,7 +89,7 @@ impl WorkerPool {
             }
         };
         let runner = Arc::new(JobRunner { envs: Arc::clone(envs), channels, mode, closing: AtomicBool::new(false) });
-        Ok(Self { pool: Some(pool), background: Some(background), threads, runner })
+        Ok(Self { pool: Some(pool), background, threads, runner })
     }
 
     /// Has up to `jobs` threads take jobs from the queue (each until it is empty): called after

@@ -1,4 +1,4 @@
-"""Resets run ahead (next-step autoreset): a pool thread resets an env whose episode ended while the
+"""Resets run ahead (``reset_ahead=True``, next-step autoreset): a pool thread resets an env whose episode ended while the
 caller works on the batch that ended it. Nothing of it may show: every result, render and partial or
 full reset in between must be what ale_py 0.12.1's AtariVectorEnv gives, which resets on the next step.
 
@@ -51,7 +51,7 @@ def _reset_both(ours: Any, reference: Any, rng: np.random.Generator, kind: int) 
 @pytest.mark.parametrize(("game", "kwargs"), CASES, ids=[f"{g}-{i}" for i, (g, _) in enumerate(CASES)])
 def test_results_match_ale_py_with_resets_run_ahead(game: str, kwargs: dict[str, Any]) -> None:
     reference = AlePyVectorEnv(game, NUM_ENVS, **kwargs)
-    ours = torchwm.AtariVectorEnv(game, NUM_ENVS, **kwargs)
+    ours = torchwm.AtariVectorEnv(game, NUM_ENVS, reset_ahead=True, **kwargs)
     rng = np.random.default_rng(3)
     ended = 0
     try:
@@ -74,7 +74,7 @@ def test_results_match_ale_py_with_resets_run_ahead(game: str, kwargs: dict[str,
 def test_render_shows_the_ended_episode_until_the_next_step() -> None:
     """The env that resets ahead renders what the same env without autoreset renders: the last screen."""
     kwargs = {"max_num_frames_per_episode": 120, "render_mode": "rgb_array"}
-    ours = torchwm.AtariVectorEnv("breakout", NUM_ENVS, **kwargs)
+    ours = torchwm.AtariVectorEnv("breakout", NUM_ENVS, reset_ahead=True, **kwargs)
     without_autoreset = torchwm.AtariVectorEnv("breakout", NUM_ENVS, autoreset_mode=AutoresetMode.DISABLED, **kwargs)
     try:
         ours.reset(seed=1)
@@ -102,7 +102,7 @@ def test_render_shows_the_ended_episode_until_the_next_step() -> None:
 
 def test_close_while_resets_run_ahead_joins_every_thread() -> None:
     for _ in range(5):
-        env = torchwm.AtariVectorEnv("breakout", 4, max_num_frames_per_episode=8, noop_max=4)
+        env = torchwm.AtariVectorEnv("breakout", 4, max_num_frames_per_episode=8, noop_max=4, reset_ahead=True)
         env.reset(seed=0)
         # Every step ends every episode, so each returns with four resets queued ahead.
         env.step(np.zeros(4, dtype=np.int64))

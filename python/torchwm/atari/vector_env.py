@@ -71,6 +71,7 @@ class AtariSettings(TypedDict, total=False):
     use_fire_reset: bool
     fire_reset: bool
     episode_statistics: bool
+    reset_ahead: bool
 
 
 #: Seeds are a C ``int`` in ALE.

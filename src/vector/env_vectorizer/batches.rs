@@ -94,12 +94,15 @@ impl AtariVectorEnv {
         Ok(batch)
     }
 
-    /// Next-step mode, sync batches: has the low-priority threads reset the envs among `ran` whose
+    /// With `reset_ahead`, next-step mode, sync batches: has the low-priority threads reset the envs among `ran` whose
     /// episode ended, while the caller works on the batch they are in (see `reset_ahead`). Called once
     /// that batch is filled. Not in async mode: there a reset holds up no batch (the batch is whichever
     /// envs finish first), and running it ahead gained nothing (docs/performance.md).
     fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
-        if self.config.autoreset_mode != AutoresetMode::NextStep || self.batch_size != self.config.num_envs {
+        if !self.config.reset_ahead
+            || self.config.autoreset_mode != AutoresetMode::NextStep
+            || self.batch_size != self.config.num_envs
+        {
             return Ok(());
         }
         for &env_id in ran {
