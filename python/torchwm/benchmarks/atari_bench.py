@@ -45,6 +45,12 @@ def _torchwm(game: str, num_envs: int, batch_size: int = 0) -> Any:
     return AtariVectorEnv(game, num_envs, batch_size=batch_size)
 
 
+def _torchwm_reset_ahead(game: str, num_envs: int, batch_size: int = 0) -> Any:
+    from torchwm import AtariVectorEnv
+
+    return AtariVectorEnv(game, num_envs, batch_size=batch_size, reset_ahead=True)
+
+
 def _ale_py(game: str, num_envs: int, batch_size: int = 0) -> Any:
     from ale_py.vector_env import AtariVectorEnv
 
@@ -116,6 +122,7 @@ def _gymnasium(game: str, num_envs: int, vector: str, batch_size: int = 0) -> An
 
 BACKENDS: dict[str, Callable[..., Any]] = {
     "torchwm": _torchwm,
+    "torchwm_reset_ahead": _torchwm_reset_ahead,
     "ale_py": _ale_py,
     "envpool": _envpool,
     "gym_sync": lambda game, n, batch_size=0: _gymnasium(game, n, "sync"),
