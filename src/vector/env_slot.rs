@@ -39,14 +39,12 @@ impl EnvSlot {
             self.output = output?;
             return Ok(());
         }
-        if !job.force_reset {
-            self.env.set_action(job.action_index, job.paddle_strength);
-        }
         if job.force_reset {
             self.env.reset()?;
             self.output = self.env.output()?;
             return Ok(());
         }
+        self.env.set_action(job.action_index, job.paddle_strength);
         match mode {
             AutoresetMode::NextStep => {
                 if self.env.is_episode_over() {

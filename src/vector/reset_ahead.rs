@@ -1,9 +1,9 @@
 //! Resets done ahead of the step that needs them.
 //!
 //! In next-step autoreset an env whose episode ended resets on its next step, whatever action comes.
-//! So once the sync batch that ended the episode has been handed to the caller, a pool thread does that
-//! reset at once, at lower priority than queued steps, while the caller computes its policy; the next
-//! step then takes its result instead of waiting for it. It is the same reset the step would have
+//! So with `reset_ahead`, once the sync batch that ended the episode has been handed to the caller, a
+//! low-priority thread does that reset at once, while the caller computes its policy; the next step
+//! then takes its result instead of waiting for it. It is the same reset the step would have
 //! run, in the same order of emulator calls and random draws, so every result stays bit-identical.
 //!
 //! Until its result is taken the env must still look as the ended episode left it: its observation

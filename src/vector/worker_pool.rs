@@ -7,9 +7,9 @@
 //! order jobs start in, and whichever thread is free takes the next one, which balances a reset's
 //! stall as work stealing would.
 //!
-//! Resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many threads at the
-//! lowest priority (nice 19): they use only CPU that the steps and the caller's own work (its policy)
-//! leave idle, so running a reset early never slows down what the caller waits for.
+//! With `reset_ahead`, resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many
+//! threads at the lowest priority (nice 19), so that they take CPU the steps and the caller's own work
+//! (its policy) leave idle rather than compete with them.
 //!
 //! Rayon does not join its threads when a pool is dropped; the pools are built with a spawn handler
 //! that keeps their `JoinHandle`s, so `shut_down` returns only once every thread has ended.
@@ -74,10 +74,9 @@ impl WorkerPool {
         debug_assert!(num_threads > 0, "VectorConfig::effective_num_threads is at least 1");
         let mut threads = Vec::with_capacity(2 * num_threads);
         let pools = build_pool("torchwm-atari", num_threads, affinity_offset, false, &mut threads).and_then(|pool| {
-            let background = match reset_ahead {
-                true => Some(build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads)?),
-                false => None,
-            };
+            let background = reset_ahead
+                .then(|| build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads))
+                .transpose()?;
             Ok((pool, background))
         });
         let (pool, background) = match pools {

@@ -53,7 +53,11 @@ def make_xla_functions(env: Any) -> tuple[Any, Callable[..., Any], Callable[...,
 
     def host_reset(handle: np.ndarray, mask: np.ndarray, seed: np.ndarray, seed_kind: np.ndarray) -> tuple:
         options = None if not mask.size else {"reset_mask": np.asarray(mask, dtype=bool)}
-        seeds: Any = {0: None, 1: int(seed.reshape(-1)[0]) if seed.size else None, 2: np.asarray(seed)}[int(seed_kind)]
+        seeds: Any = None
+        if int(seed_kind) == 1:
+            seeds = int(seed.reshape(-1)[0])
+        elif int(seed_kind) == 2:
+            seeds = np.asarray(seed)
         obs, info = env.reset(seed=seeds, options=options)
         return (np.asarray(handle, dtype=np.uint8), np.asarray(obs, dtype=np.uint8), *info_arrays(info))
 

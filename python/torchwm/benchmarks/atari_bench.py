@@ -4,6 +4,7 @@ settings, plus the raw single-thread emulator speed that bounds them all."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import time
@@ -39,16 +40,10 @@ class AtariResult:
 FRAMESKIP = 4
 
 
-def _torchwm(game: str, num_envs: int, batch_size: int = 0) -> Any:
+def _torchwm(game: str, num_envs: int, batch_size: int = 0, **settings: Any) -> Any:
     from torchwm import AtariVectorEnv
 
-    return AtariVectorEnv(game, num_envs, batch_size=batch_size)
-
-
-def _torchwm_reset_ahead(game: str, num_envs: int, batch_size: int = 0) -> Any:
-    from torchwm import AtariVectorEnv
-
-    return AtariVectorEnv(game, num_envs, batch_size=batch_size, reset_ahead=True)
+    return AtariVectorEnv(game, num_envs, batch_size=batch_size, **settings)
 
 
 def _ale_py(game: str, num_envs: int, batch_size: int = 0) -> Any:
@@ -122,7 +117,7 @@ def _gymnasium(game: str, num_envs: int, vector: str, batch_size: int = 0) -> An
 
 BACKENDS: dict[str, Callable[..., Any]] = {
     "torchwm": _torchwm,
-    "torchwm_reset_ahead": _torchwm_reset_ahead,
+    "torchwm_reset_ahead": functools.partial(_torchwm, reset_ahead=True),
     "ale_py": _ale_py,
     "envpool": _envpool,
     "gym_sync": lambda game, n, batch_size=0: _gymnasium(game, n, "sync"),
@@ -207,6 +202,11 @@ def cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+def point_label(result: AtariResult) -> str:
+    """How ``summarize`` names a point of a game: ``"8 sync no policy"``."""
+    return f"{result.num_envs} {result.mode} {result.policy}"
+
+
 def summarize(results: list[AtariResult], raw_fps: dict[str, dict[str, float]]) -> dict[str, Any]:
     """Ratios the targets are stated in, per game: torchwm against each backend at each point (same
     num_envs, mode and policy), and torchwm's emulator frames/s against cores x raw single-thread
@@ -215,7 +215,7 @@ def summarize(results: list[AtariResult], raw_fps: dict[str, dict[str, float]]) 
     games: dict[str, Any] = {}
     for r in results:
         game = games.setdefault(r.game, {"torchwm_speedup": {}, "torchwm_frames_vs_cores_x_raw": {}})
-        point = f"{r.num_envs} {r.mode} {r.policy}"
+        point = point_label(r)
         ours = by_key.get((r.game, "torchwm", r.num_envs, r.mode, r.policy))
         if r.backend != "torchwm" and ours is not None:
             game["torchwm_speedup"].setdefault(point, {})[r.backend] = ours.steps_per_s / r.steps_per_s

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from torchwm.benchmarks.atari_bench import AtariResult, Point, measure_points, summarize, sweep_points
+from torchwm.benchmarks.atari_bench import AtariResult, Point, measure_points, point_label, summarize, sweep_points
 
 SCALING_ENVS = [16, 32, 64, 128, 256]
 SCALING_GAMES = ["breakout", "pong"]
@@ -52,14 +52,13 @@ def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
     return "\n".join(lines)
 
 
-def table_rows(results: list[AtariResult]) -> list[dict[str, Any]]:
-    """One row per point, with torchwm's speed-up over that backend at the same point."""
-    ours = {(r.game, r.num_envs, r.mode, r.policy): r.steps_per_s for r in results if r.backend == "torchwm"}
+def table_rows(results: list[AtariResult], summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per point, with torchwm's speed-up over that backend at the same point (``summarize``'s)."""
     rows = []
     for r in results:
-        base = ours.get((r.game, r.num_envs, r.mode, r.policy))
+        speedups = summary["games"][r.game]["torchwm_speedup"].get(point_label(r), {})
         row = r.to_dict()
-        row["torchwm_x"] = f"{base / r.steps_per_s:.2f}" if base and r.backend != "torchwm" else ""
+        row["torchwm_x"] = f"{speedups[r.backend]:.2f}" if r.backend in speedups else ""
         row["steps_per_s"] = round(r.steps_per_s)
         row["frames_per_s"] = round(r.frames_per_s)
         rows.append(row)
@@ -150,7 +149,7 @@ def run(args: Any, backends: list[str], progress: Any, out_dir: Path) -> dict[st
         points, args.seconds, args.policy_ms, args.repeats, progress, with_stock_ale="ale_py" in backends
     )
     summary = summarize(results, raw_fps)
-    rows = table_rows(results)
+    rows = table_rows(results, summary)
     print()
     print(format_table(rows, ["game", "backend", "mode", "policy", "num_envs", "steps_per_s", "torchwm_x"]))
     print(f"\ncores: {summary['cores']}")
