@@ -5,7 +5,7 @@
 //!   checked against a known sha256 (`build/ale_source.rs`) and passed on to the crate as
 //!   `TORCHWM_ALE_VERSION`.
 //! - ALE is compiled from its source with our edits (`build/ale_edits.rs`, which reach the C++ in
-//!   `src/ffi/tia/`), warnings off (its code, not ours). Its library is reused while nothing it is
+//!   `src/ffi/tia/` and `src/ffi/cpu/`), warnings off (its code, not ours). Its library is reused while nothing it is
 //!   built from changed, so changing the shim does not recompile ALE.
 //! - The shim is compiled on its own with warnings on; ALE's headers are system headers to it.
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
@@ -52,10 +52,11 @@ fn main() {
     shim.compile("torchwm_shim");
 
     let mut ale = cpp_build(&generated, &ale_src, &sanitize, false);
-    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/` files its
-    // edited copies include.
+    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/` and `cpu/` files
+    // its edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
-    compile_ale(&ale, &out_dir, &ale_src, &generated, &manifest_dir.join("src/ffi/tia")).unwrap_or_else(|m| fail(&m));
+    let edits = [manifest_dir.join("src/ffi/tia"), manifest_dir.join("src/ffi/cpu")];
+    compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
 }
 
@@ -150,11 +151,18 @@ fn cpp_build(generated: &Path, ale_src: &Path, sanitize: &[String], system_heade
 }
 
 /// Compiles ALE into `libtorchwm_ale.a`, unless the library there was built from the same inputs
-/// (compiler, flags, ALE's source, the generated files and `tia/`): ALE takes minutes to compile.
-fn compile_ale(build: &cc::Build, out_dir: &Path, ale_src: &Path, generated: &Path, tia: &Path) -> Result<(), String> {
+/// (compiler, flags, ALE's source, the generated files and our C++ its copies include, `edits`): ALE
+/// takes minutes to compile.
+fn compile_ale(
+    build: &cc::Build,
+    out_dir: &Path,
+    ale_src: &Path,
+    generated: &Path,
+    edits: &[PathBuf],
+) -> Result<(), String> {
     let compiler = build.try_get_compiler().map_err(|e| format!("no C++ compiler: {e}"))?;
     let mut inputs = format!("{:?} {:?}\n", compiler.path(), compiler.args());
-    for dir in [ale_src, generated, tia] {
+    for dir in [ale_src, generated].into_iter().chain(edits.iter().map(PathBuf::as_path)) {
         inputs.push_str(&tree_digest(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?);
     }
     let fingerprint: String = Sha256::digest(inputs.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();

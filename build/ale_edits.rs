@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 5] = [
+pub const PATCHES: [FilePatch; 6] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -95,6 +95,22 @@ pub const PATCHES: [FilePatch; 5] = [
             Edit::InsertBefore {
                 anchor: "  myFramePointer = ending;\n}\n",
                 text: "#include \"tia/scanline_end.inc\"\n",
+            },
+        ],
+    },
+    // The 6502's instruction loop keeps the CPU's registers in locals (src/ffi/cpu/execute.inc, which
+    // replaces ALE's `execute`): GCC kept them in memory across every memory access.
+    FilePatch {
+        file: "ale/emucore/M6502Low.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "bool M6502Low::execute(uint32_t number)\n",
+                text: "#if 0  // ALE's execute, replaced by cpu/execute.inc below\n",
+            },
+            Edit::InsertBefore {
+                anchor: "void M6502Low::interruptHandler()\n",
+                text: "#endif\n#include \"cpu/execute.inc\"\n\n",
             },
         ],
     },
