@@ -1,6 +1,7 @@
 //! Raw single-thread emulator throughput (frames/s), no preprocessing: the ceiling for everything else.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use torchwm::bench::find_rom;
+#[path = "../tests/common/mod.rs"]
+mod common;
 use torchwm::Ale;
 
 const FRAMES: u64 = 1000;
@@ -10,7 +11,7 @@ fn emulator_frames(c: &mut Criterion) {
     group.throughput(Throughput::Elements(FRAMES));
     group.sample_size(20);
     for game in ["breakout", "pong", "space_invaders", "ms_pacman"] {
-        let rom = find_rom(game).unwrap_or_else(|e| panic!("the emulator bench needs ROMs: {e}"));
+        let rom = common::rom(game);
         let mut ale = Ale::new().unwrap();
         ale.set_int("random_seed", 0).unwrap();
         ale.load_rom(&rom).unwrap();

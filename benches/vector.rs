@@ -2,13 +2,14 @@
 //! 84x84 gray, stack 4: by num_envs, by num_threads, and async batches.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use torchwm::atari::AtariConfig;
-use torchwm::bench::find_rom;
+#[path = "../tests/common/mod.rs"]
+mod common;
 use torchwm::vector::{AtariVectorEnv, VectorConfig};
 
 const STEPS: usize = 20;
 
 fn make(num_envs: usize, num_threads: usize, batch_size: usize) -> AtariVectorEnv {
-    let rom = find_rom("breakout").unwrap_or_else(|e| panic!("the vector bench needs ROMs: {e}"));
+    let rom = common::rom("breakout");
     let mut config = VectorConfig::new(rom, num_envs, AtariConfig::default());
     config.num_threads = num_threads;
     config.batch_size = batch_size;

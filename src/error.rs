@@ -1,7 +1,13 @@
 //! The crate's error type: every failure a caller can see, typed.
+use std::io;
+use std::sync::Arc;
+
 use thiserror::Error;
 
-#[derive(Debug, Error, Clone, PartialEq)]
+use crate::record::RecordError;
+
+/// Cloned where a broken vector env reports its first failure again; sources are shared for that.
+#[derive(Debug, Error, Clone)]
 pub enum Error {
     /// A C++ exception caught in the shim, with its message.
     #[error("ALE error: {0}")]
@@ -33,9 +39,12 @@ pub enum Error {
     /// A blocking wait was given up because the caller asked (Ctrl-C); the work in flight is kept.
     #[error("interrupted")]
     Interrupted,
-    /// A file could not be created, written or encoded (recordings).
-    #[error("{0}")]
-    Io(String),
+    /// A recording failed (its own error, with its source).
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The operating system would not start the worker threads.
+    #[error("cannot start worker threads: {0}")]
+    ThreadSpawn(#[source] Arc<io::Error>),
     /// A worker thread panicked; the vector environment cannot be used any more.
     #[error("worker thread failed: {0}")]
     WorkerPanic(String),
@@ -49,3 +58,12 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The message of a caught panic's payload (a `&str` or `String` for `panic!` with a message).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic with no message".into())
+}

@@ -2,15 +2,15 @@
 //! pyproject.toml: [`ALE_VERSION`]) and vectorizes it.
 //!
 //! Layers, bottom up; each uses only the ones below it:
-//! - `ffi`: the C++ shim's declarations and owned handles; the only `unsafe` code (enforced below);
-//! - [`ale`]: the safe emulator, its palettes and noop RNG; `fork`: fork detection;
+//! - `ffi`: the C++ shim's declarations and owned handles, and fork detection; the only `unsafe` code
+//!   (enforced below);
+//! - [`ale`]: the safe emulator, its palettes and noop RNG;
 //! - [`preprocess`]: frame operations on plain buffers;
 //! - [`atari`]: one preprocessed Atari env;
 //! - [`vector`]: the thread pool that steps many of them;
 //! - `python`: pyo3 glue, behind the `python` feature.
 //!
-//! [`error`] is shared by all of them; [`bench`](mod@bench) measures the emulator and finds ROMs for the Rust
-//! tests, benches and examples.
+//! [`error`] is shared by all of them; [`bench`](mod@bench) measures the raw emulator (`torchwm bench`).
 #![deny(unsafe_code)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -20,7 +20,6 @@ pub mod bench;
 pub mod error;
 #[allow(unsafe_code)]
 mod ffi;
-mod fork;
 pub mod preprocess;
 pub mod record;
 pub mod vector;

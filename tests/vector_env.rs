@@ -131,3 +131,23 @@ fn episode_statistics_sum_the_raw_rewards_of_each_episode() {
         assert!(ended >= 2, "{mode:?}: {ended}");
     }
 }
+
+#[test]
+fn an_env_with_settings_out_of_range_is_an_error_not_a_panic() {
+    use torchwm::atari::AtariEnv;
+    let rom = common::rom("pong");
+    for config in [
+        AtariConfig { stack_num: 0, ..Default::default() },
+        AtariConfig { img_height: 0, ..Default::default() },
+        AtariConfig { frame_skip: 0, ..Default::default() },
+        AtariConfig { noop_max: 200_000, ..Default::default() },
+        AtariConfig { repeat_action_probability: 1.5, ..Default::default() },
+    ] {
+        match AtariEnv::new(&rom, &config, Some(0)) {
+            Err(Error::InvalidArgument(message)) => assert!(message.contains("must be"), "{message}"),
+            other => panic!("{config:?}: expected InvalidArgument, got {:?}", other.map(|_| ())),
+        }
+    }
+    let message = AtariEnv::new(&rom, &AtariConfig { stack_num: 0, ..Default::default() }, None).err().unwrap();
+    assert_eq!(message.to_string(), "stack_num must be an integer in [1, 2147483647], got 0");
+}

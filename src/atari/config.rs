@@ -1,5 +1,30 @@
-//! Settings of a preprocessed Atari env; the same defaults and meanings as ale_py 0.12.1. Their
-//! keywords, ranges and the one check are in `vector::settings`.
+//! Settings of a preprocessed Atari env; the same defaults and meanings as ale_py 0.12.1, their
+//! ranges, and their check ([`AtariConfig::validate`]). `vector::settings` gives them their keywords.
+use std::fmt::Display;
+use std::ops::RangeInclusive;
+
+use crate::error::{Error, Result};
+
+/// ALE stores counts in a C `int`.
+pub const INT_MAX: i64 = i32::MAX as i64;
+/// The observation's height and width, in pixels.
+pub const IMAGE_SIDE: RangeInclusive<i64> = 1..=4096;
+pub const POSITIVE: RangeInclusive<i64> = 1..=INT_MAX;
+pub const NON_NEGATIVE: RangeInclusive<i64> = 0..=INT_MAX;
+pub const PROBABILITY: RangeInclusive<f64> = 0.0..=1.0;
+
+/// The error for `name`'s `value` outside `range` (the settings table words its own the same way).
+pub fn out_of_range<T: Display>(name: &str, range: &RangeInclusive<T>, value: impl Display, what: &str) -> Error {
+    Error::InvalidArgument(format!("{name} must be {what} in [{}, {}], got {value}", range.start(), range.end()))
+}
+
+/// Checks that the integer `value` of setting `name` is in `range`.
+pub fn check_int(name: &str, value: impl TryInto<i64> + Display + Copy, range: &RangeInclusive<i64>) -> Result<()> {
+    match value.try_into() {
+        Ok(v) if range.contains(&v) => Ok(()),
+        _ => Err(out_of_range(name, range, value, "an integer")),
+    }
+}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObsFormat {
     Grayscale,
@@ -75,8 +100,28 @@ impl AtariConfig {
             .fold(1u128, |bytes, &factor| bytes.saturating_mul(factor as u128))
     }
 
-    /// Whether the settings are within the ranges `VectorConfig::validate` enforces (for asserts).
-    pub fn is_plausible(&self) -> bool {
-        self.frame_size() > 0 && self.stack_num > 0 && self.frame_skip > 0 && self.max_episode_frames > 0
+    /// The one check of these settings: each in its range, then those that bound each other.
+    pub fn validate(&self) -> Result<()> {
+        check_int("img_height", self.img_height, &IMAGE_SIDE)?;
+        check_int("img_width", self.img_width, &IMAGE_SIDE)?;
+        check_int("stack_num", self.stack_num, &POSITIVE)?;
+        check_int("frameskip", self.frame_skip, &POSITIVE)?;
+        check_int("noop_max", self.noop_max, &NON_NEGATIVE)?;
+        check_int("max_num_frames_per_episode", self.max_episode_frames, &POSITIVE)?;
+        let sticky = self.repeat_action_probability;
+        if !PROBABILITY.contains(&f64::from(sticky)) {
+            return Err(out_of_range("repeat_action_probability", &PROBABILITY, sticky, "a number"));
+        }
+        let max_frames = self.max_episode_frames;
+        // Beyond the episode's frame limit these mean nothing (every step or reset would end the
+        // episode), and they bound how long one step or reset can run.
+        for (name, value) in [("frameskip", self.frame_skip), ("noop_max", self.noop_max)] {
+            if value > max_frames {
+                return Err(Error::InvalidArgument(format!(
+                    "{name} must be at most max_num_frames_per_episode={max_frames}, got {value}"
+                )));
+            }
+        }
+        Ok(())
     }
 }

@@ -83,7 +83,7 @@ fn entropy_seed() -> u32 {
 impl AtariEnv {
     /// Builds the env and loads the ROM. `seed` seeds ALE and the noop draws; `None` means random.
     pub fn new(rom_path: &Path, config: &AtariConfig, seed: Option<u32>) -> Result<Self> {
-        debug_assert!(config.is_plausible(), "settings are checked by VectorConfig::validate: {config:?}");
+        config.validate()?;
         let mut ale = Ale::new()?;
         ale.set_float("repeat_action_probability", config.repeat_action_probability)?;
         // ALE reads -1 as "seed from the clock".

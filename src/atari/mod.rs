@@ -1,5 +1,5 @@
 //! One Atari game with the standard preprocessing, stepped as ale_py's vectorizer steps it.
-mod config;
+pub mod config;
 mod env;
 
 pub use config::{AtariConfig, ObsFormat};

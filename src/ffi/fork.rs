@@ -1,17 +1,28 @@
-//! Registration of a `pthread_atfork` child hook (the counting itself is safe code, in `crate::fork`).
+//! Fork detection: a vector env created before `fork()` must know, in the child, that its worker
+//! threads do not exist there (instead of deadlocking on them). A `pthread_atfork` child hook counts
+//! the forks.
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 
 static REGISTER: Once = Once::new();
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Registers `hook` to run in the child after every `fork()`, once per process (later calls do
-/// nothing). The hook must be async-signal-safe, as a child hook runs where only such calls are.
-pub(crate) fn register_fork_child_hook(hook: extern "C" fn()) {
+extern "C" fn on_fork_child() {
+    // Only an atomic add: async-signal-safe, as a child hook must be.
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// How many `fork()`s lie between the process that started the program and this one: an object
+/// that saved it at creation and reads a different value now is in a forked child. Registers the
+/// counting hook on first use.
+pub(crate) fn fork_generation() -> u64 {
     REGISTER.call_once(|| {
-        // SAFETY: registers a plain `extern "C"` function with no prepare/parent hooks; the caller's
-        // hook is async-signal-safe (documented above). The result is ignored: it fails only for lack
-        // of memory, and then fork detection is simply unavailable.
+        // SAFETY: registers a plain `extern "C"` function with no prepare/parent hooks; the hook is
+        // async-signal-safe (an atomic add). The result is ignored: it fails only for lack of
+        // memory, and then fork detection is simply unavailable.
         unsafe {
-            libc::pthread_atfork(None, None, Some(hook));
+            libc::pthread_atfork(None, None, Some(on_fork_child));
         }
     });
+    FORK_GENERATION.load(Ordering::SeqCst)
 }

@@ -15,8 +15,8 @@ mod raw_ale;
 mod thread_priority;
 
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
-pub(crate) use fork::register_fork_child_hook;
-pub(crate) use noop_rng::RawNoopRng;
+pub(crate) use fork::fork_generation;
+pub(crate) use noop_rng::NoopRng;
 pub(crate) use raw_ale::{RawAle, RawState};
 pub(crate) use thread_priority::lower_current_thread_priority;
 

@@ -1,4 +1,4 @@
-//! `RawNoopRng`: an owned `std::mt19937`, for the noop-reset draws.
+//! `NoopRng`: an owned `std::mt19937`, for the noop-reset draws.
 use std::ptr::{self, NonNull};
 
 use super::bindings::{twm_noop_rng_free, twm_noop_rng_new, twm_noop_rng_seed, twm_noop_rng_uniform, TwmNoopRng};
@@ -7,21 +7,21 @@ use crate::error::{Error, Result};
 
 /// `std::mt19937` with `std::uniform_int_distribution<int>`, from the C++ standard library, so noop
 /// resets draw exactly what ale_py's vectorizer draws for the same seed.
-pub(crate) struct RawNoopRng {
+pub(crate) struct NoopRng {
     ptr: NonNull<TwmNoopRng>,
 }
 
 // SAFETY: a plain PRNG state with no thread affinity, used through &mut only.
-unsafe impl Send for RawNoopRng {}
+unsafe impl Send for NoopRng {}
 
-impl Drop for RawNoopRng {
+impl Drop for NoopRng {
     fn drop(&mut self) {
         // SAFETY: owned pointer from twm_noop_rng_new, freed exactly once.
         unsafe { twm_noop_rng_free(self.ptr.as_ptr()) }
     }
 }
 
-impl RawNoopRng {
+impl NoopRng {
     pub(crate) fn new(seed: u32) -> Result<Self> {
         let mut ptr = ptr::null_mut();
         // SAFETY: live out-pointer; on success a fresh heap object we own.

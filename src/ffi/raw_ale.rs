@@ -28,7 +28,7 @@ macro_rules! out_value {
         let mut out = $init;
         // SAFETY: the handle is live (owned by self), and `out` is a live local.
         check(unsafe { $call($($arg,)* &mut out) })?;
-        Ok(out)
+        Ok::<_, crate::error::Error>(out)
     }};
 }
 

@@ -20,7 +20,9 @@ impl From<Error> for PyErr {
         match error {
             Error::InvalidArgument(_) | Error::UnsupportedRom(_) => InvalidArgumentError::new_err(message),
             Error::TooLarge(_) => PyMemoryError::new_err(message),
-            Error::Io(_) => PyOSError::new_err(message),
+            Error::Record(record) => record_class(&record, message),
+            // A thread-spawn failure has always been an AleError (the class callers may catch).
+            Error::ThreadSpawn(_) => AleError::new_err(message),
             Error::RomNotFound(_) => PyFileNotFoundError::new_err(message),
             Error::InvalidState(_) => EnvStateError::new_err(message),
             Error::Closed => ClosedEnvironmentError::new_err(message),
@@ -35,8 +37,21 @@ impl From<Error> for PyErr {
     }
 }
 
+/// The classes of recording failures: bad arguments, files, state, and the encoder thread.
+fn record_class(error: &RecordError, message: String) -> PyErr {
+    match error {
+        RecordError::InvalidArgument(_) => InvalidArgumentError::new_err(message),
+        RecordError::Io { .. }
+        | RecordError::MissingFolder { .. }
+        | RecordError::EncoderThread { .. }
+        | RecordError::Encode { .. } => PyOSError::new_err(message),
+        RecordError::Closed | RecordError::Forked => EnvStateError::new_err(message),
+        RecordError::EncoderPanic(_) => WorkerError::new_err(message),
+    }
+}
+
 impl From<RecordError> for PyErr {
     fn from(error: RecordError) -> PyErr {
-        error.into_error().into()
+        Error::from(error).into()
     }
 }

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::enter_core;
+use crate::error::Error;
 use crate::record::{ImageFormat, RecordConfig, RecordError, Recorder};
 
 fn non_negative(name: &str, value: i64) -> Result<usize, RecordError> {
@@ -63,14 +64,14 @@ impl GridRecorder {
             Err(_) => frames.as_array().iter().copied().collect(),
         };
         let inner = &mut self.inner;
-        enter_core(py, || inner.push(bytes).map_err(RecordError::into_error))
+        enter_core(py, || inner.push(bytes).map_err(Error::from))
     }
 
     /// Writes what is queued and closes the output -> dict(path, format, images, width, height).
     /// Idempotent.
     fn close<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let inner = &mut self.inner;
-        let summary = enter_core(py, || inner.finish().map_err(RecordError::into_error))?;
+        let summary = enter_core(py, || inner.finish().map_err(Error::from))?;
         let result = PyDict::new(py);
         result.set_item("path", summary.path)?;
         result.set_item("format", if summary.format == ImageFormat::Gif { "gif" } else { "png" })?;

@@ -15,7 +15,7 @@ use pyo3::types::{PyDict, PyTuple};
 use super::settings::{config_from_keywords, settings_dict};
 use super::{check_signals, enter_core};
 use crate::error::Error;
-use crate::fork::fork_generation;
+use crate::ffi::fork_generation;
 use crate::vector::{created_before_fork, AtariVectorEnv, BatchResult, EpisodeColumns};
 
 #[pyclass(module = "torchwm._core", name = "AtariVectorCore", frozen)]

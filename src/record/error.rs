@@ -1,17 +1,27 @@
 //! What can go wrong while recording.
+use std::io;
+use std::sync::Arc;
+
 use thiserror::Error;
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+/// The sources are shared (`Arc`) so that a recorder can keep its first failure and report it again.
+#[derive(Debug, Error, Clone)]
 pub enum RecordError {
     /// A setting or a frame batch outside what the recorder accepts.
     #[error("{0}")]
     InvalidArgument(String),
     /// The output file could not be created or written.
-    #[error("cannot write {path}: {message}")]
-    Io { path: String, message: String },
+    #[error("cannot write {path}: {source}")]
+    Io { path: String, source: Arc<io::Error> },
+    /// The folder of the PNG stills does not exist.
+    #[error("cannot write {path}: the folder {folder} does not exist")]
+    MissingFolder { path: String, folder: String },
+    /// The encoder thread could not be started.
+    #[error("cannot write {path}: no encoder thread: {source}")]
+    EncoderThread { path: String, source: Arc<io::Error> },
     /// The image crate could not encode a frame.
-    #[error("cannot encode {path}: {message}")]
-    Encode { path: String, message: String },
+    #[error("cannot encode {path}: {source}")]
+    Encode { path: String, source: Arc<image::ImageError> },
     /// The recorder was already finished.
     #[error("the recorder is closed")]
     Closed,
@@ -21,17 +31,4 @@ pub enum RecordError {
     /// The encoder thread panicked (a bug); the recording is incomplete.
     #[error("the encoder thread failed: {0}")]
     EncoderPanic(String),
-}
-
-impl RecordError {
-    /// The crate-wide error this maps to (one `Error -> PyErr` mapping serves the recorder too).
-    pub fn into_error(self) -> crate::Error {
-        let message = self.to_string();
-        match self {
-            RecordError::InvalidArgument(_) => crate::Error::InvalidArgument(message),
-            RecordError::Io { .. } | RecordError::Encode { .. } => crate::Error::Io(message),
-            RecordError::Closed | RecordError::Forked => crate::Error::InvalidState(message),
-            RecordError::EncoderPanic(_) => crate::Error::WorkerPanic(message),
-        }
-    }
 }

@@ -1,6 +1,7 @@
 //! `Recorder`: hands each step's frames to an encoder thread through a bounded channel, so the
 //! stepping thread pays for a copy only; tiling, scaling and encoding happen on the encoder thread.
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -9,7 +10,8 @@ use super::config::{ImageFormat, RecordConfig};
 use super::error::RecordError;
 use super::grid::Grid;
 use super::sink::Sink;
-use crate::fork::fork_generation;
+use crate::error::panic_message;
+use crate::ffi::fork_generation;
 
 /// Batches waiting for the encoder. When it falls this far behind, `push` waits for it, which bounds
 /// memory (16 Atari frames are 1.6 MB a batch).
@@ -49,10 +51,7 @@ impl Recorder {
         let encoder = std::thread::Builder::new()
             .name("torchwm-record".into())
             .spawn(move || encode_all(&encoder_grid, sink, receiver))
-            .map_err(|e| RecordError::Io {
-                path: path.display().to_string(),
-                message: format!("no encoder thread: {e}"),
-            })?;
+            .map_err(|e| RecordError::EncoderThread { path: path.display().to_string(), source: Arc::new(e) })?;
         Ok(Self {
             grid,
             path: path.to_path_buf(),
@@ -163,14 +162,6 @@ fn encode_all(grid: &Grid, mut sink: Sink, batches: Receiver<Vec<u8>>) -> Result
     Ok(written)
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,7 +194,7 @@ mod tests {
         let summary = recorder.finish().unwrap();
         assert_eq!((summary.images_written, summary.width, summary.height), (4, 22, 26));
         assert_eq!(recorder.finish().unwrap(), summary, "finish is idempotent");
-        assert_eq!(recorder.push(batches[0].clone()), Err(RecordError::Closed));
+        assert!(matches!(recorder.push(batches[0].clone()), Err(RecordError::Closed)));
         let decoder = image::codecs::gif::GifDecoder::new(std::io::BufReader::new(File::open(&path).unwrap())).unwrap();
         let frames = decoder.into_frames().collect_frames().unwrap();
         assert_eq!(frames.len(), 4);
@@ -234,7 +225,7 @@ mod tests {
         let config = RecordConfig::new(1, 4, 4);
         let missing = scratch("bad").join("no-such-dir");
         assert!(matches!(Recorder::create(&missing.join("x.gif"), &config), Err(RecordError::Io { .. })));
-        assert!(matches!(Recorder::create(&missing.join("x.png"), &config), Err(RecordError::Io { .. })));
+        assert!(matches!(Recorder::create(&missing.join("x.png"), &config), Err(RecordError::MissingFolder { .. })));
         assert!(matches!(Recorder::create(&missing.join("x.mp4"), &config), Err(RecordError::InvalidArgument(_))));
     }
 

@@ -16,8 +16,17 @@ use super::error::RecordError;
 const GIF_SPEED: i32 = 10;
 
 pub(crate) enum Sink {
-    Gif { encoder: GifEncoder<FlushedFile>, delay: Delay, path: PathBuf, flush_error: Arc<Mutex<Option<String>>> },
-    PngStills { dir: PathBuf, stem: String, next_index: usize },
+    Gif {
+        encoder: GifEncoder<FlushedFile>,
+        delay: Delay,
+        path: PathBuf,
+        flush_error: Arc<Mutex<Option<std::io::Error>>>,
+    },
+    PngStills {
+        dir: PathBuf,
+        stem: String,
+        next_index: usize,
+    },
 }
 
 impl Sink {
@@ -40,9 +49,9 @@ impl Sink {
                     _ => PathBuf::from("."),
                 };
                 if !dir.is_dir() {
-                    return Err(RecordError::Io {
+                    return Err(RecordError::MissingFolder {
                         path: path.display().to_string(),
-                        message: format!("the folder {} does not exist", dir.display()),
+                        folder: dir.display().to_string(),
                     });
                 }
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -71,8 +80,8 @@ impl Sink {
     pub fn finish(self, images_written: usize) -> Result<(), RecordError> {
         if let Self::Gif { encoder, path, flush_error, .. } = self {
             drop(encoder);
-            if let Some(message) = flush_error.lock().map_or(None, |mut e| e.take()) {
-                return Err(RecordError::Io { path: path.display().to_string(), message });
+            if let Some(error) = flush_error.lock().map_or(None, |mut e| e.take()) {
+                return Err(io_error(&path, error));
             }
             if images_written == 0 {
                 std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
@@ -86,7 +95,7 @@ impl Sink {
 /// the encoder drops it and keeps the error of that last write for [`Sink::finish`].
 pub(crate) struct FlushedFile {
     writer: BufWriter<File>,
-    flush_error: Arc<Mutex<Option<String>>>,
+    flush_error: Arc<Mutex<Option<std::io::Error>>>,
 }
 
 impl Write for FlushedFile {
@@ -102,7 +111,7 @@ impl Drop for FlushedFile {
     fn drop(&mut self) {
         if let Err(error) = self.writer.flush() {
             if let Ok(mut slot) = self.flush_error.lock() {
-                slot.get_or_insert(error.to_string());
+                slot.get_or_insert(error);
             }
         }
     }
@@ -114,9 +123,9 @@ pub fn still_name(stem: &str, index: usize) -> String {
 }
 
 fn io_error(path: &Path, error: std::io::Error) -> RecordError {
-    RecordError::Io { path: path.display().to_string(), message: error.to_string() }
+    RecordError::Io { path: path.display().to_string(), source: Arc::new(error) }
 }
 
 fn encode_error(path: &Path, error: image::ImageError) -> RecordError {
-    RecordError::Encode { path: path.display().to_string(), message: error.to_string() }
+    RecordError::Encode { path: path.display().to_string(), source: Arc::new(error) }
 }

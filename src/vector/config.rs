@@ -1,7 +1,7 @@
 //! Settings of the vectorizer itself (the per-env ones are in `AtariConfig`), and their one check.
 use std::path::PathBuf;
 
-use super::settings::SETTINGS;
+use crate::atari::config::{check_int, NON_NEGATIVE, POSITIVE};
 use crate::atari::AtariConfig;
 use crate::error::{Error, Result};
 
@@ -104,21 +104,17 @@ impl VectorConfig {
         AtariConfig { full_action_space: self.env.full_action_space || self.continuous, ..self.env.clone() }
     }
 
-    /// The one check of every setting: each against its range in [`SETTINGS`], then the settings
-    /// that bound each other, then the memory the buffers would take.
+    /// The one check of every setting: the per-env ones ([`AtariConfig::validate`]), the
+    /// vectorizer's, then the memory the buffers would take.
     pub fn validate(&self) -> Result<()> {
-        for setting in SETTINGS {
-            setting.check(&(setting.get)(self))?;
+        self.env.validate()?;
+        check_int("num_envs", self.num_envs, &POSITIVE)?;
+        check_int("num_threads", self.num_threads, &NON_NEGATIVE)?;
+        if let Some(offset) = self.thread_affinity_offset {
+            check_int("thread_affinity_offset", offset, &NON_NEGATIVE)?;
         }
-        let max_frames = self.env.max_episode_frames;
-        // Beyond the episode's frame limit these mean nothing (every step or reset would end the
-        // episode), and they bound how long one step or reset can run.
-        for (name, value) in [("frameskip", self.env.frame_skip), ("noop_max", self.env.noop_max)] {
-            if value > max_frames {
-                return Err(Error::InvalidArgument(format!(
-                    "{name} must be at most max_num_frames_per_episode={max_frames}, got {value}"
-                )));
-            }
+        if self.continuous_action_threshold.is_nan() {
+            return Err(Error::InvalidArgument("continuous_action_threshold must be a number, got nan".into()));
         }
         if self.batch_size > self.num_envs {
             return Err(Error::InvalidArgument(format!(

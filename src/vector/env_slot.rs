@@ -6,7 +6,7 @@ use super::action_queue::Job;
 use super::config::AutoresetMode;
 pub(crate) use super::reset_ahead::ResetAhead;
 use crate::atari::{AtariEnv, StepOutput};
-use crate::error::{Error, Result};
+use crate::error::{panic_message, Error, Result};
 
 /// An env with what its last job produced.
 pub(crate) struct EnvSlot {
@@ -94,20 +94,10 @@ impl EnvSlot {
 
 pub(crate) type SharedEnvs = Arc<Vec<Mutex<EnvSlot>>>;
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".to_string()
-    }
-}
-
 /// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).
 pub(crate) fn run_job(envs: &SharedEnvs, job: Job, mode: AutoresetMode) -> Result<()> {
     catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
-        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload))))
+        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload.as_ref()))))
 }
 
 /// Runs the reset queued ahead for `env_id`, unless a job or the caller has taken or dropped it since.

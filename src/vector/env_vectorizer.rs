@@ -16,7 +16,7 @@ use super::env_slot::{EnvSlot, SharedEnvs};
 use super::worker_pool::WorkerPool;
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
-use crate::fork::fork_generation;
+use crate::ffi::fork_generation;
 
 mod batches;
 mod render;
@@ -71,7 +71,7 @@ impl AtariVectorEnv {
             config.thread_affinity_offset,
             config.reset_ahead,
         )
-        .map_err(|e| Error::Ale(format!("cannot start worker threads: {e}")))?;
+        .map_err(|e| Error::ThreadSpawn(std::sync::Arc::new(e)))?;
         Ok(Self {
             config,
             batch_size,

@@ -1,8 +1,12 @@
 //! Every keyword of `AtariVectorEnv`, defined once: its name (ale_py 0.12.1's), aliases, range, doc,
 //! and the field of [`VectorConfig`] it sets. Defaults are those of `VectorConfig::new` and
-//! `AtariConfig::default()`. [`VectorConfig::validate`] checks every field against this table; the
-//! Python layer parses keywords with it and publishes it (`torchwm._core.ATARI_SETTINGS`).
+//! `AtariConfig::default()`; the ranges are the configs' own (`atari::config`), which
+//! [`VectorConfig::validate`] checks. The Python layer parses keywords with this table and publishes it
+//! (`torchwm._core.ATARI_SETTINGS`).
+use std::ops::RangeInclusive;
+
 use super::config::{AutoresetMode, VectorConfig};
+use crate::atari::config::{IMAGE_SIDE, INT_MAX, NON_NEGATIVE, POSITIVE, PROBABILITY};
 use crate::atari::{AtariConfig, ObsFormat};
 use crate::error::{Error, Result};
 
@@ -42,9 +46,6 @@ pub struct Setting {
     /// Stores a value that [`Setting::check`] accepted.
     pub set: fn(&mut VectorConfig, SettingValue),
 }
-
-/// ALE stores these in a C `int`.
-const INT_MAX: i64 = i32::MAX as i64;
 
 impl Setting {
     /// Whether `value` is of this keyword's kind and in its range; the error names the keyword.
@@ -131,8 +132,8 @@ fn count(value: usize) -> SettingValue {
     SettingValue::Int(i64::try_from(value).unwrap_or(i64::MAX))
 }
 
-const fn ints(min: i64, max: i64) -> Kind {
-    Kind::Int { min, max }
+const fn ints(range: RangeInclusive<i64>) -> Kind {
+    Kind::Int { min: *range.start(), max: *range.end() }
 }
 
 /// A bool keyword stored as is in a `VectorConfig` field.
@@ -179,23 +180,23 @@ macro_rules! int_setting {
 
 /// The keywords, in ale_py's order (`num_envs` first: it is also the second positional argument).
 pub static SETTINGS: &[Setting] = &[
-    count_setting!("num_envs", ints(1, INT_MAX), "Number of environments.", num_envs),
+    count_setting!("num_envs", ints(POSITIVE), "Number of environments.", num_envs),
     count_setting!(
         "batch_size",
-        ints(0, INT_MAX),
+        ints(NON_NEGATIVE),
         "Envs per batch returned by recv(); 0 means num_envs (synchronous).",
         batch_size
     ),
     count_setting!(
         "num_threads",
-        ints(0, INT_MAX),
+        ints(NON_NEGATIVE),
         "Worker threads; 0 picks from the batch size and the available cores.",
         num_threads
     ),
     Setting {
         name: "thread_affinity_offset",
         aliases: &[],
-        kind: ints(-1, INT_MAX),
+        kind: ints(-1..=INT_MAX),
         doc: "Pin worker i to core (offset + i) % cores; -1 leaves scheduling to the OS.",
         get: |c| c.thread_affinity_offset.map_or(SettingValue::Int(-1), count),
         set: |c, v| c.thread_affinity_offset = usize::try_from(int(v)).ok(),
@@ -203,14 +204,14 @@ pub static SETTINGS: &[Setting] = &[
     int_setting!(
         "max_num_frames_per_episode",
         &["max_episode_steps"],
-        ints(1, INT_MAX),
+        ints(POSITIVE),
         "Emulator frames per episode before truncation.",
         env.max_episode_frames
     ),
     Setting {
         name: "repeat_action_probability",
         aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
+        kind: Kind::Float { min: *PROBABILITY.start(), max: *PROBABILITY.end() },
         doc: "Sticky actions: probability that the emulator repeats the previous action.",
         get: |c| SettingValue::Float(c.env.repeat_action_probability.into()),
         set: |c, v| c.env.repeat_action_probability = float(v) as f32,
@@ -241,8 +242,8 @@ pub static SETTINGS: &[Setting] = &[
             }
         },
     },
-    count_setting!("img_height", ints(1, 4096), "Observation height in pixels.", env.img_height),
-    count_setting!("img_width", ints(1, 4096), "Observation width in pixels.", env.img_width),
+    count_setting!("img_height", ints(IMAGE_SIDE), "Observation height in pixels.", env.img_height),
+    count_setting!("img_width", ints(IMAGE_SIDE), "Observation width in pixels.", env.img_width),
     Setting {
         name: "grayscale",
         aliases: &[],
@@ -251,11 +252,11 @@ pub static SETTINGS: &[Setting] = &[
         get: |c| SettingValue::Bool(c.env.obs_format == ObsFormat::Grayscale),
         set: |c, v| c.env.obs_format = if boolean(v) { ObsFormat::Grayscale } else { ObsFormat::Rgb },
     },
-    count_setting!("stack_num", ints(1, INT_MAX), "Frames stacked per observation.", env.stack_num),
+    count_setting!("stack_num", ints(POSITIVE), "Frames stacked per observation.", env.stack_num),
     int_setting!(
         "frameskip",
         &["frame_skip"],
-        ints(1, INT_MAX),
+        ints(POSITIVE),
         "Emulator frames per step (the action repeats); at most max_num_frames_per_episode.",
         env.frame_skip
     ),
@@ -263,7 +264,7 @@ pub static SETTINGS: &[Setting] = &[
     int_setting!(
         "noop_max",
         &[],
-        ints(0, INT_MAX),
+        ints(NON_NEGATIVE),
         "Resets take a random number of no-op frames below it; at most max_num_frames_per_episode.",
         env.noop_max
     ),

@@ -19,7 +19,7 @@ impl AtariVectorEnv {
         let frame_size = height.checked_mul(width).and_then(|s| s.checked_mul(3));
         let total = frame_size.and_then(|s| s.checked_mul(self.num_envs()));
         let (Some(frame_size), Some(total)) = (frame_size, total) else {
-            return Err(Error::Ale(format!(
+            return Err(Error::TooLarge(format!(
                 "a {height}x{width} screen for {} envs does not fit in memory",
                 self.num_envs()
             )));
