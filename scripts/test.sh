@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
 # Runs every check, the fast style gates first: rustfmt, ruff (lint + format), clippy, cargo doc, the docs
-# site (mkdocs --strict); then installs
-# torchwm with its test extras into a fresh virtualenv (building the Rust core and ALE from source)
-# and runs mypy, cargo test, a smoke run of the bench command, the stub check, a wheel built with
-# `maturin build --release` installed into a second fresh virtualenv, and pytest.
+# site (mkdocs --strict); then builds torchwm's wheels once (manylinux_2_28, with maturin's zig linker:
+# CPython 3.10, 3.11 and 3.13, checked by maturin's audit), installs the 3.11 one with the test extras
+# into a fresh virtualenv and runs mypy, cargo test, a smoke run of the bench command, the stub check and
+# pytest; the 3.10 and 3.13 wheels get a smoke test in their own interpreters (pyenv's), and Ray/RLlib
+# their own virtualenv. Virtualenvs are made and filled by uv (one download cache for all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 venv="${TORCHWM_TEST_VENV:-$root/.venv-test}"
-wheel_venv="$root/.venv-wheel"
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$root/.uv-cache}"
 
 echo "== cargo fmt --check"
 cargo fmt --check
 
-python3 -m venv --clear "$venv"
-"$venv/bin/python" -m pip install --quiet --upgrade pip
+# uv itself, from the package index, into a tools virtualenv.
+python3 -m venv "$root/.venv-tools"
+"$root/.venv-tools/bin/python" -m pip install --quiet --upgrade "uv>=0.5"
+uv="$root/.venv-tools/bin/uv"
+"$uv" venv --quiet --clear --python "$(bash scripts/find_python.sh 3.11)" "$venv"
 # ruff alone first (the version the test extra names), so style fails in seconds, not after the build.
-"$venv/bin/python" -m pip install --quiet "$(grep -o '"ruff[^"]*"' pyproject.toml | tr -d '"')"
+"$uv" pip install --quiet --python "$venv/bin/python" "$(grep -o '"ruff[^"]*"' pyproject.toml | tr -d '"')"
 echo "== ruff check"
 "$venv/bin/ruff" check .
 echo "== ruff format --check"
@@ -29,8 +33,20 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 echo "== docs site: mkdocs build --strict (user guide + API reference from the docstrings)"
 DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site"
 
-echo "== pip install .[test] (builds the extension)"
-"$venv/bin/python" -m pip install --quiet ".[test]"
+echo "== wheels: maturin build --release --zig --compatibility manylinux_2_28 (CPython 3.10, 3.11, 3.13)"
+"$uv" pip install --quiet --python "$venv/bin/python" "maturin>=1.7,<2" "ziglang>=0.13"
+interpreters=()
+for version in 3.10 3.11 3.13; do
+    interpreters+=("$(bash scripts/find_python.sh "$version")")
+done
+rm -rf "$root/dist"
+# Its own target directory: zig's compilers would otherwise rebuild what cargo test and clippy built.
+PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig" "$venv/bin/maturin" build --release --quiet --zig \
+    --compatibility manylinux_2_28 --out "$root/dist" --interpreter "${interpreters[@]}"
+wheel311=$(ls "$root"/dist/torchwm-*-cp311-*manylinux_2_28_x86_64.whl)
+
+echo "== pip install <wheel>[test]"
+"$uv" pip install --quiet --python "$venv/bin/python" "$wheel311[test]"
 
 echo "== mypy python/torchwm"
 "$venv/bin/python" -m mypy python/torchwm
@@ -51,27 +67,26 @@ echo "== torchwm bench --soak smoke run"
 echo "== stubtest torchwm._core"
 "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
 
-echo "== wheel: maturin build --release, installed into a fresh virtualenv"
-"$venv/bin/python" -m pip install --quiet "maturin>=1.7,<2"
-rm -rf "$root/dist"
-"$venv/bin/maturin" build --release --quiet --out "$root/dist"
-python3 -m venv --clear "$wheel_venv"
-"$wheel_venv/bin/python" -m pip install --quiet "$root"/dist/torchwm-*.whl
-(cd / && "$wheel_venv/bin/python" -c "import torchwm, numpy as np; e = torchwm.AtariVectorEnv('pong', 2); e.reset(seed=0); e.step(np.zeros(2, dtype=np.int64)); e.close(); print('wheel OK', torchwm.__version__)")
-# The wheel carries the gymnasium hook: a fresh interpreter resolves TorchWM/<Game>-v5 without importing torchwm.
-(cd / && "$wheel_venv/bin/python" -c "import gymnasium as gym; e = gym.make('TorchWM/Pong-v5'); e.close(); print('gymnasium hook OK')")
+echo "== the wheels in CPython 3.10, 3.11 and 3.13: a fresh virtualenv each, a short smoke test"
+for version in 3.10 3.11 3.13; do
+    smoke="$root/.venv-smoke-$version"
+    "$uv" venv --quiet --clear --python "$(bash scripts/find_python.sh "$version")" "$smoke"
+    tag="cp${version/./}"
+    "$uv" pip install --quiet --python "$smoke/bin/python" "$(ls "$root"/dist/torchwm-*-"$tag"-*.whl)"
+    (cd / && "$smoke/bin/python" "$root/scripts/wheel_smoke.py")
+done
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
-echo "== pytest"
+echo "== pytest (against the installed 3.11 wheel)"
 "$venv/bin/python" -m pytest -q
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
 echo "== Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
 ray_venv="$root/.venv-ray"
-python3 -m venv --clear "$ray_venv"
-wheel=$(ls "$root"/dist/torchwm-*.whl)
+"$uv" venv --quiet --clear --python "$venv/bin/python" "$ray_venv"
 # stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
-"$ray_venv/bin/python" -m pip install --quiet "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3"
+"$uv" pip install --quiet --python "$ray_venv/bin/python" "$wheel311[ray]" "pytest>=7" "pytest-timeout>=2.1" \
+    "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)

@@ -12,11 +12,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
+from gymnasium.vector.async_vector_env import AsyncState
 
 from torchwm.errors import InvalidArgumentError
 
 __all__ = [
     "MAX_ENV_COUNT",
+    "FirstResetSeed",
+    "async_state",
     "env_factories",
     "parse_autoreset_mode",
     "parse_gymnasium_reset_mask",
@@ -167,6 +170,27 @@ def parse_seeds(seed: Any, count: int, *, limit: int | None = None) -> list[int 
     raise TypeError(
         f"Unsupported seed type: seed must be None, an int, a list of ints or a numpy array, got {type(seed).__name__}"
     )
+
+
+def async_state(call: str) -> AsyncState:
+    """gymnasium's ``AsyncState`` for a pending ``call``: get_attr, set_attr, render... count as calls."""
+    return {"reset": AsyncState.WAITING_RESET, "step": AsyncState.WAITING_STEP}.get(call, AsyncState.WAITING_CALL)
+
+
+class FirstResetSeed:
+    """The constructor's ``seed`` keyword (checked at once): the seeds of the first ``reset``, when that
+    reset gives none. The first reset that is sent forgets it, seeded or not."""
+
+    def __init__(self, seed: Any, count: int, *, limit: int | None = None) -> None:
+        self._seeds = None if seed is None else parse_seeds(seed, count, limit=limit)
+
+    def __call__(self, seed: Any) -> Any:
+        """The seed a ``reset(seed=seed)`` uses."""
+        return self._seeds if seed is None and self._seeds is not None else seed
+
+    def forget(self) -> None:
+        """Called once a reset was sent."""
+        self._seeds = None
 
 
 def parse_timeout(timeout: Any) -> float | None:

@@ -58,6 +58,10 @@ pub struct AtariConfig {
     pub max_episode_frames: u32,
     pub repeat_action_probability: f32,
     pub full_action_space: bool,
+    /// The game mode and difficulty (`None`: the ROM's defaults); checked against the ROM's own when
+    /// it is loaded, as ale_py's `AtariEnv(mode=, difficulty=)` checks them.
+    pub mode: Option<u32>,
+    pub difficulty: Option<u32>,
 }
 
 impl Default for AtariConfig {
@@ -77,6 +81,8 @@ impl Default for AtariConfig {
             max_episode_frames: 108_000,
             repeat_action_probability: 0.0,
             full_action_space: false,
+            mode: None,
+            difficulty: None,
         }
     }
 }
@@ -108,6 +114,12 @@ impl AtariConfig {
         check_int("frameskip", self.frame_skip, &POSITIVE)?;
         check_int("noop_max", self.noop_max, &NON_NEGATIVE)?;
         check_int("max_num_frames_per_episode", self.max_episode_frames, &POSITIVE)?;
+        if let Some(mode) = self.mode {
+            check_int("mode", mode, &NON_NEGATIVE)?;
+        }
+        if let Some(difficulty) = self.difficulty {
+            check_int("difficulty", difficulty, &NON_NEGATIVE)?;
+        }
         let sticky = self.repeat_action_probability;
         if !PROBABILITY.contains(&f64::from(sticky)) {
             return Err(out_of_range("repeat_action_probability", &PROBABILITY, sticky, "a number"));

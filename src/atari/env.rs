@@ -70,6 +70,32 @@ fn ale_seed(seed: u32) -> Result<i32> {
     i32::try_from(seed).map_err(|_| Error::InvalidArgument(format!("seeds must be in [0, 2**31), got {seed}")))
 }
 
+/// Sets the configured game mode and difficulty on a freshly loaded ROM (they take effect at the next
+/// `reset_game`, as ale_py's `AtariEnv` sets them); a value the ROM does not have is an error naming
+/// the game and the values it has.
+fn apply_mode_and_difficulty(ale: &mut Ale, config: &AtariConfig, rom_path: &Path) -> Result<()> {
+    let game = rom_path.file_stem().map_or_else(|| rom_path.display().to_string(), |s| s.to_string_lossy().into());
+    if let Some(mode) = config.mode {
+        let modes = ale.available_modes()?;
+        if !modes.contains(&mode) {
+            return Err(Error::InvalidArgument(format!(
+                "mode={mode} is not a mode of {game}; its available modes are {modes:?}"
+            )));
+        }
+        ale.set_mode(mode)?;
+    }
+    if let Some(difficulty) = config.difficulty {
+        let difficulties = ale.available_difficulties()?;
+        if !difficulties.contains(&difficulty) {
+            return Err(Error::InvalidArgument(format!(
+                "difficulty={difficulty} is not a difficulty of {game}; its available difficulties are {difficulties:?}"
+            )));
+        }
+        ale.set_difficulty(difficulty)?;
+    }
+    Ok(())
+}
+
 /// A seed from the OS when the caller gives none (ale_py uses std::random_device).
 fn entropy_seed() -> u32 {
     use std::hash::{BuildHasher, Hasher};
@@ -89,6 +115,7 @@ impl AtariEnv {
         // ALE reads -1 as "seed from the clock".
         ale.set_int("random_seed", seed.map_or(Ok(-1), ale_seed)?)?;
         ale.load_rom(rom_path)?;
+        apply_mode_and_difficulty(&mut ale, config, rom_path)?;
         let action_set = if config.full_action_space { ale.legal_action_set()? } else { ale.minimal_action_set()? };
         let has_fire_action = action_set.contains(&ACTION_FIRE);
         let (raw_h, raw_w) = ale.screen_dims()?;
@@ -149,6 +176,8 @@ impl AtariEnv {
             self.ale.set_int("random_seed", ale_seed(seed)?)?;
             self.noop_rng.seed(seed);
             self.ale.load_rom(&self.rom_path)?;
+            // Loading the ROM restores its default mode and difficulty, as in ale_py's AtariEnv.seed().
+            apply_mode_and_difficulty(&mut self.ale, &self.config, &self.rom_path)?;
         }
         self.ale.reset_game()?;
         let fire = self.config.use_fire_reset && self.has_fire_action;

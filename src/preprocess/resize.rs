@@ -336,6 +336,8 @@ impl Resizer {
         }
     }
 
+    // Over 60 lines: one arm per method, each its method's whole loop, so that the hot loops read in
+    // one place next to the state they use.
     pub fn resize(&mut self, src: &[u8], dst: &mut [u8]) {
         assert_eq!(src.len(), self.src_len(), "source image has the wrong size");
         assert_eq!(dst.len(), self.dst_len(), "destination image has the wrong size");

@@ -57,6 +57,9 @@ fn parse(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingValue> 
         Kind::Float { .. } if is_bool(value) => None,
         Kind::Float { .. } => value.extract::<f64>().ok().map(SettingValue::Float),
         Kind::AutoresetMode => autoreset_mode(value).map(SettingValue::Mode),
+        Kind::OptionalInt { .. } if value.is_none() => Some(SettingValue::Unset),
+        Kind::OptionalInt { .. } if is_bool(value) => None,
+        Kind::OptionalInt { .. } => value.extract::<i64>().ok().map(SettingValue::Int),
     };
     parsed.ok_or_else(rejected)
 }
@@ -84,6 +87,7 @@ fn autoreset_mode(value: &Bound<'_, PyAny>) -> Option<AutoresetMode> {
 pub(crate) fn to_python<'py>(py: Python<'py>, value: SettingValue) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         SettingValue::Int(v) => v.into_pyobject(py)?.into_any(),
+        SettingValue::Unset => py.None().into_bound(py),
         SettingValue::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
         SettingValue::Float(v) => PyFloat::new(py, v).into_any(),
         SettingValue::Mode(mode) => PyString::new(py, mode.name()).into_any(),

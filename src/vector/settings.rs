@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SettingValue {
     Int(i64),
+    /// `None` for a keyword whose value is optional (the default is then the ROM's).
+    Unset,
     Bool(bool),
     Float(f64),
     Mode(AutoresetMode),
@@ -34,6 +36,11 @@ pub enum Kind {
         max: f64,
     },
     AutoresetMode,
+    /// `None`, or an integer in `[min, max]`.
+    OptionalInt {
+        min: i64,
+        max: i64,
+    },
 }
 
 pub struct Setting {
@@ -51,7 +58,8 @@ impl Setting {
     /// Whether `value` is of this keyword's kind and in its range; the error names the keyword.
     pub fn check(&self, value: &SettingValue) -> Result<()> {
         let ok = match (self.kind, value) {
-            (Kind::Int { min, max }, SettingValue::Int(v)) => (min..=max).contains(v),
+            (Kind::Int { min, max } | Kind::OptionalInt { min, max }, SettingValue::Int(v)) => (min..=max).contains(v),
+            (Kind::OptionalInt { .. }, SettingValue::Unset) => true,
             (Kind::Float { min, max }, SettingValue::Float(v)) => (min..=max).contains(v),
             (Kind::Bool, SettingValue::Bool(_)) | (Kind::AutoresetMode, SettingValue::Mode(_)) => true,
             _ => false,
@@ -88,6 +96,7 @@ impl std::fmt::Display for Kind {
             Kind::Bool => write!(f, "a bool"),
             Kind::Float { min, max } => write!(f, "a number in [{min}, {max}]"),
             Kind::AutoresetMode => write!(f, "one of AutoresetMode.{{NEXT_STEP, SAME_STEP, DISABLED}}"),
+            Kind::OptionalInt { min, max } => write!(f, "None or an integer in [{min}, {max}]"),
         }
     }
 }
@@ -96,6 +105,7 @@ impl std::fmt::Display for SettingValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SettingValue::Int(v) => write!(f, "{v}"),
+            SettingValue::Unset => write!(f, "None"),
             SettingValue::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
             SettingValue::Float(v) => write!(f, "{v}"),
             SettingValue::Mode(mode) => write!(f, "{}", mode.name()),
@@ -126,6 +136,15 @@ fn float(value: SettingValue) -> f64 {
         v
     } else {
         0.0
+    }
+}
+fn optional(value: Option<u32>) -> SettingValue {
+    value.map_or(SettingValue::Unset, |v| SettingValue::Int(v.into()))
+}
+fn optional_uint(value: SettingValue) -> Option<u32> {
+    match value {
+        SettingValue::Unset => None,
+        v => Some(uint(v)),
     }
 }
 fn count(value: usize) -> SettingValue {
@@ -282,6 +301,23 @@ pub static SETTINGS: &[Setting] = &[
         doc: "Press FIRE after a reset in games that have it.",
         get: |c| SettingValue::Bool(c.env.use_fire_reset),
         set: |c, v| c.env.use_fire_reset = boolean(v),
+    },
+    // ale_py's single AtariEnv has these two; its vector env does not.
+    Setting {
+        name: "mode",
+        aliases: &[],
+        kind: Kind::OptionalInt { min: 0, max: INT_MAX },
+        doc: "Game mode (None: the ROM's default); one of the ROM's available modes.",
+        get: |c| optional(c.env.mode),
+        set: |c, v| c.env.mode = optional_uint(v),
+    },
+    Setting {
+        name: "difficulty",
+        aliases: &[],
+        kind: Kind::OptionalInt { min: 0, max: INT_MAX },
+        doc: "Game difficulty (None: the ROM's default); one of the ROM's available difficulties.",
+        get: |c| optional(c.env.difficulty),
+        set: |c, v| c.env.difficulty = optional_uint(v),
     },
     // torchwm's own (ale_py has no such keyword); off, `info` has exactly ale_py's keys.
     bool_setting!(

@@ -18,7 +18,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from torchwm import _core
-from torchwm._vector_args import parse_reset_mask, parse_seeds, split_options
+from torchwm._vector_args import FirstResetSeed, parse_reset_mask, parse_seeds, split_options
 from torchwm.atari.rendering import check_can_render, check_render_mode
 from torchwm.atari.roms import rom_path
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
@@ -70,6 +70,8 @@ class AtariSettings(TypedDict, total=False):
     reward_clipping: bool
     use_fire_reset: bool
     fire_reset: bool
+    mode: int | None
+    difficulty: int | None
     episode_statistics: bool
     reset_ahead: bool
 
@@ -115,7 +117,7 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         path = rom_path(game)
         self._core = _core.AtariVectorCore(str(path), num_envs, **settings)
         try:
-            self._first_seeds = None if seed is None else parse_seeds(seed, self._core.num_envs, limit=_SEED_LIMIT)
+            self._first_seed = FirstResetSeed(seed, self._core.num_envs, limit=_SEED_LIMIT)
         except Exception:
             self._core.close()
             raise
@@ -166,12 +168,10 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         mask, _ = split_options(options)
         mask = parse_reset_mask(mask, self.num_envs)
         count = self.num_envs if mask is None else int(np.count_nonzero(mask))
-        if seed is None and mask is None and self._first_seeds is not None:
-            seeds = self._first_seeds
-        else:
-            seeds = parse_seeds(seed, count, limit=_SEED_LIMIT)
+        # The constructor's seed is for a reset of every env.
+        seeds = parse_seeds(self._first_seed(seed) if mask is None else seed, count, limit=_SEED_LIMIT)
         obs, info = core.reset(None if mask is None else np.ascontiguousarray(mask), seeds)
-        self._first_seeds = None
+        self._first_seed.forget()
         return obs, info
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

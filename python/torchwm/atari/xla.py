@@ -34,6 +34,10 @@ def _jax() -> Any:
     return jax
 
 
+def info_arrays(info: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    return tuple(np.asarray(info[key], dtype=np.int32) for key in INFO_KEYS)
+
+
 def make_xla_functions(env: Any) -> tuple[Any, Callable[..., Any], Callable[..., Any]]:
     """``(handle, reset, step)`` for the ``AtariVectorEnv`` ``env`` (see ``AtariVectorEnv.xla``); typed
     ``Any`` so that this module does not import the one that imports it."""
@@ -47,9 +51,6 @@ def make_xla_functions(env: Any) -> tuple[Any, Callable[..., Any], Callable[...,
     scalar = jax.ShapeDtypeStruct((batch,), jnp.int32)
     handle_shape = jax.ShapeDtypeStruct((HANDLE_BYTES,), jnp.uint8)
     obs_shape = jax.ShapeDtypeStruct(env.observation_space.shape, jnp.uint8)
-
-    def info_arrays(info: dict[str, Any]) -> tuple[np.ndarray, ...]:
-        return tuple(np.asarray(info[key], dtype=np.int32) for key in INFO_KEYS)
 
     def host_reset(handle: np.ndarray, mask: np.ndarray, seed: np.ndarray, seed_kind: np.ndarray) -> tuple:
         options = None if not mask.size else {"reset_mask": np.asarray(mask, dtype=bool)}

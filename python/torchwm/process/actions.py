@@ -16,9 +16,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import iterate
 
+from torchwm._worker_blocks import action_blocks, is_array_space
 from torchwm.errors import InvalidArgumentError
-from torchwm.process.buffers import is_array_space
-from torchwm.process.shared_views import slice_views
 
 # A check of one batch: None if it is in the space, else a description of what is wrong.
 Check = Callable[[Any], "str | None"]
@@ -192,11 +191,7 @@ def split(
 ) -> list[Any]:
     """Each worker's part of a batch of actions: rows of arrays (plain ones as raw bytes: pickling a
     small ndarray costs more than the step of a cheap env), or a list of its envs' actions."""
-    k = envs_per_worker
-    if not is_array_space(space):
-        per_env = list(iterate(batched, actions))
-        return [per_env[w * k : (w + 1) * k] for w in range(num_workers)]
-    parts = [slice_views(actions, w * k, (w + 1) * k) for w in range(num_workers)]
+    parts = action_blocks(actions, space, batched, envs_per_worker, num_workers)
     if isinstance(actions, np.ndarray) and actions.dtype != object:
         return [(part.dtype.str, part.shape, part.tobytes()) for part in parts]
     return parts

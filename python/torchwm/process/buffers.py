@@ -14,7 +14,7 @@ from gymnasium import spaces
 from gymnasium.error import CustomSpaceError
 from gymnasium.vector.utils import batch_space, create_shared_memory, read_from_shared_memory
 
-from torchwm.process.shared_views import slice_views
+from torchwm._worker_blocks import FLAT_ARRAY_SPACES, is_array_space, slice_views
 
 
 @dataclass(frozen=True)
@@ -94,18 +94,9 @@ def _observation_memory(ctx: Any, space: spaces.Space, total_envs: int) -> Any:
     return memory if is_array_space(space) else None
 
 
-def is_array_space(space: spaces.Space) -> bool:
-    """Whether batches of ``space`` are (nested dicts/tuples of) fixed-shape numpy arrays."""
-    if isinstance(space, spaces.Dict):
-        return all(is_array_space(sub) for sub in space.spaces.values())
-    if isinstance(space, spaces.Tuple):
-        return all(is_array_space(sub) for sub in space.spaces)
-    return isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary))
-
-
 def _action_memory(ctx: Any, space: spaces.Space, total_envs: int) -> Any:
     """One buffer for a batch of plain numeric actions (a Box, Discrete, MultiDiscrete or MultiBinary space)."""
-    if not isinstance(space, (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)):
+    if not isinstance(space, FLAT_ARRAY_SPACES):
         return None
     batched = batch_space(space, total_envs)
     dtype = np.dtype(batched.dtype)

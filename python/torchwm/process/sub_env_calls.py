@@ -1,8 +1,8 @@
 """The calls that reach the sub-envs one attribute or method at a time (gymnasium's ``call``/``get_attr``/
 ``set_attr``, Stable-Baselines3's per-env calls, ``render``) over ``TorchVectorizedEnv``'s worker protocol.
 
-A mixin of ``TorchVectorizedEnv`` alone: it uses that class's protocol (``_live_pool``, ``_send``, ``_wait``,
-``_split``) and counts (``num_workers``, ``envs_per_worker``, ``total_envs``). An exception in any of these
+A mixin of ``TorchVectorizedEnv`` alone: it uses that class's protocol (``_live_pool``, ``_send``, ``_wait``) and
+counts (``num_workers``, ``envs_per_worker``, ``total_envs``). An exception in any of these
 calls is raised to the caller and leaves the env usable.
 """
 
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import VectorEnv
 
+from torchwm._worker_blocks import blocks
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.protocol import Message
 from torchwm.process.sb3_calls import in_caller_order, per_worker_indices
@@ -33,7 +34,6 @@ class SubEnvCallsMixin(VectorEnv):
     _live_pool: Any
     _send: Any
     _wait: Any
-    _split: Any
 
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         pool = self._live_pool("call_async")
@@ -66,7 +66,11 @@ class SubEnvCallsMixin(VectorEnv):
                 f"Got `{len(values)}` values for {self.total_envs} environments."
             )
         self._send(
-            pool, Message.SET_ATTR, [(name, part) for part in self._split(values)], f"values of {name}", "set_attr"
+            pool,
+            Message.SET_ATTR,
+            [(name, part) for part in blocks(values, self.envs_per_worker, self.num_workers)],
+            f"values of {name}",
+            "set_attr",
         )
         self._wait("set_attr", "set_attr", None)
 

@@ -18,10 +18,13 @@ from typing import Any, Literal
 import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
 from torchwm import errors
 from torchwm._vector_args import (
+    FirstResetSeed,
+    async_state,
     env_factories,
     parse_autoreset_mode,
     parse_gymnasium_reset_mask,
@@ -30,12 +33,13 @@ from torchwm._vector_args import (
     split_options,
     worker_counts,
 )
+from torchwm._worker_blocks import blocks, is_array_space
 from torchwm.errors import InvalidArgumentError
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process import actions as action_batches
 from torchwm.process import startup
 from torchwm.process.actions import actions_outside_space
-from torchwm.process.buffers import allocate, is_array_space
+from torchwm.process.buffers import allocate
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
@@ -110,7 +114,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         backend: str = "process",
     ) -> None:
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
-        self._pending: str | None = None  # the async call waiting for its replies: "reset", "step", "call"
+        self._state = AsyncState.DEFAULT  # the async call waiting for its replies (gymnasium's enum)
         self._has_reset = False
         self._reset_reason = _NEVER_RESET
         self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
@@ -121,7 +125,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
         self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
         # Checked now, used by the first reset() that is given no seed.
-        self._default_seed = None if seed is None else parse_seeds(seed, self.total_envs)
+        self._first_seed = FirstResetSeed(seed, self.total_envs)
         factories = env_factories(env_factory, self.total_envs)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
         ctx = startup.context(context)
@@ -222,9 +226,10 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
     def _live_pool(self, call: str) -> WorkerPool:
         """The workers, for a new async ``call``: the env is open and no reply is pending."""
         pool = self._open_pool()
-        if self._pending is not None:
+        if self._state is not AsyncState.DEFAULT:
+            pending = self._state.value
             raise errors.AlreadyPendingCallError(
-                f"Calling `{call}` while waiting for a pending call to `{self._pending}` to complete.", self._pending
+                f"Calling `{call}` while waiting for a pending call to `{pending}` to complete.", pending
             )
         return pool
 
@@ -236,12 +241,12 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         except Exception as error:
             raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
         pool.send(frames)
-        self._pending = pending
+        self._state = async_state(pending)
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
         pool = self._open_pool()
-        if self._pending != pending:
+        if self._state is not async_state(pending):
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
         try:
@@ -249,11 +254,11 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         except (mp.TimeoutError, KeyboardInterrupt):
             raise
         except BaseException:
-            self._pending = None
+            self._state = AsyncState.DEFAULT
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
             raise
-        self._pending = None
+        self._state = AsyncState.DEFAULT
         return replies
 
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
@@ -267,10 +272,6 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             self._has_reset, self._reset_reason = False, _BAD_ACTION
             return
         pool.shutdown()
-
-    def _split(self, values: Sequence[Any]) -> list[list[Any]]:
-        k = self.envs_per_worker
-        return [list(values[w * k : (w + 1) * k]) for w in range(self.num_workers)]
 
     def _read_observations(self, payloads: list[Any]) -> Any:
         if self._views.observations is None:
@@ -301,9 +302,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         self, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> None:
         pool = self._live_pool("reset_async")
-        if seed is None and self._default_seed is not None:
-            seed = self._default_seed
-        seeds = parse_seeds(seed, self.total_envs)
+        seeds = parse_seeds(self._first_seed(seed), self.total_envs)
         mask_option, rest = split_options(options)
         mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
         if mask is not None and not self._has_reset and not mask.all():
@@ -311,10 +310,11 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
                 "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
             )
         sub_options = rest if options is not None else None
-        masks: list[Any] = self._split(list(mask)) if mask is not None else [None] * self.num_workers
-        payloads = [(s, sub_options, m) for s, m in zip(self._split(seeds), masks)]
+        k, n = self.envs_per_worker, self.num_workers
+        masks: list[Any] = blocks(list(mask), k, n) if mask is not None else [None] * n
+        payloads = [(s, sub_options, m) for s, m in zip(blocks(seeds, k, n), masks)]
         self._send(pool, Message.RESET, payloads, "reset options", "reset")
-        self._default_seed = None
+        self._first_seed.forget()
         self._reset_mask = mask
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
@@ -350,7 +350,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
             pool.send([STEP_SHARED_FRAME] * self.num_workers)
-            self._pending, self._sent_actions = "step", buffer
+            self._state, self._sent_actions = AsyncState.WAITING_STEP, buffer
             return
         if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
             actions = action_batches.as_batch(actions)
@@ -388,8 +388,8 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
-            if self._pending is not None:  # gymnasium's warning; the workers finish the call, then exit
-                logger.warn(f"Calling `close` while waiting for a pending call to `{self._pending}` to complete.")
+            if self._state is not AsyncState.DEFAULT:  # gymnasium's warning; the workers finish the call, then exit
+                logger.warn(f"Calling `close` while waiting for a pending call to `{self._state.value}` to complete.")
             self.close_extras(**kwargs)
 
     def __enter__(self) -> TorchVectorizedEnv:

@@ -12,33 +12,30 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 
+from torchwm._worker_blocks import FLAT_ARRAY_SPACES, action_blocks
 from torchwm.errors import InvalidArgumentError
-
-# Spaces whose batch is one numpy array with the envs along the first axis.
-_ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
 
 def split_actions(space: spaces.Space, actions: Any, num_workers: int, per_worker: int) -> list[Any]:
-    """``actions`` (a batch of ``space`` for all envs) as one batch per worker."""
-    if isinstance(space, _ARRAY_SPACES):
-        array = np.asarray(actions)
-        if array.ndim == 0 or array.shape[0] != num_workers * per_worker:
+    """``actions`` (a batch of ``space`` for all envs) as one batch per worker (each actor steps a
+    ``SyncVectorEnv``): the shared cut (``action_blocks``), each non-array block batched again."""
+    total = num_workers * per_worker
+    if isinstance(space, FLAT_ARRAY_SPACES):
+        actions = np.asarray(actions)
+        if actions.ndim == 0 or actions.shape[0] != total:
             raise InvalidArgumentError(
-                f"actions must have a leading dimension of num_envs={num_workers * per_worker}, got shape {array.shape}"
+                f"actions must have a leading dimension of num_envs={total}, got shape {actions.shape}"
             )
-        return [array[w * per_worker : (w + 1) * per_worker] for w in range(num_workers)]
-    singles = list(iterate(batch_space(space, num_workers * per_worker), actions))
+    parts = action_blocks(actions, space, batch_space(space, total), per_worker, num_workers)
     return [
-        concatenate(
-            space, singles[w * per_worker : (w + 1) * per_worker], cast(Any, create_empty_array(space, per_worker))
-        )
-        for w in range(num_workers)
+        concatenate(space, part, cast(Any, create_empty_array(space, per_worker))) if isinstance(part, list) else part
+        for part in parts
     ]
 
 
 def join_observations(space: spaces.Space, batches: list[Any], per_worker: int) -> Any:
     """The workers' observation batches as one batch of ``space`` (a fresh array the caller owns)."""
-    if isinstance(space, _ARRAY_SPACES):
+    if isinstance(space, FLAT_ARRAY_SPACES):
         return np.concatenate([np.asarray(batch) for batch in batches], axis=0)
     worker_space = batch_space(space, per_worker)
     singles = [obs for batch in batches for obs in iterate(worker_space, batch)]

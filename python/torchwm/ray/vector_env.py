@@ -17,9 +17,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import batch_space, create_empty_array
 
 from torchwm._vector_args import (
+    FirstResetSeed,
+    async_state,
     env_factories,
     parse_autoreset_mode,
     parse_reset_mask,
@@ -28,6 +31,7 @@ from torchwm._vector_args import (
     split_options,
     worker_counts,
 )
+from torchwm._worker_blocks import blocks
 from torchwm.errors import (
     AlreadyPendingCallError,
     ClosedEnvironmentError,
@@ -133,7 +137,9 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             )
             self._actors.append(actor)
         self.closed = False
-        self._waiting: str | None = None
+        # gymnasium's async protocol state; `_command` names any call in flight (startup, get_attr...).
+        self._state = AsyncState.DEFAULT
+        self._command: str | None = None
         self._pending: list[Any] = []
         self._replies: dict[int, Any] = {}
         try:
@@ -142,7 +148,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             self.close()
             raise
         self._adopt(described)
-        self._default_seed = seed
+        self._first_seed = FirstResetSeed(seed, self.num_envs)
         self._worker_obs = [create_empty_array(self.single_observation_space, k) for _ in range(self.num_workers)]
         self._action_check = space_check(self.single_action_space) if check_actions else None
 
@@ -169,7 +175,8 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
     # ----------------------------------------------------------------------------------------- protocol
 
     def _submit(self, command: str, refs: list[Any]) -> None:
-        self._pending, self._waiting, self._replies = refs, command, {}
+        self._pending, self._command, self._replies = refs, command, {}
+        self._state = async_state(command)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -177,14 +184,14 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
 
     def _check_can_send(self, name: str) -> None:
         self._check_open()
-        if self._waiting is not None:
+        if self._command is not None:
             raise AlreadyPendingCallError(
-                f"Calling `{name}` while waiting for a pending call to `{self._waiting}` to complete", self._waiting
+                f"Calling `{name}` while waiting for a pending call to `{self._command}` to complete", self._command
             )
 
     def _check_waiting(self, command: str, name: str) -> None:
         self._check_open()
-        if self._waiting != command:
+        if self._state is not async_state(command):
             raise NoAsyncCallError(f"Calling `{name}` without any prior call to `{command}_async`.", command)
 
     def _run(self, command: str, refs: list[Any], timeout: float | None) -> list[Any]:
@@ -205,13 +212,13 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, deadline - time.monotonic())
             if left <= 0:
                 raise mp.TimeoutError(
-                    f"{self._waiting}: {len(waiting)} worker(s) did not answer within {timeout} s; "
+                    f"{self._command}: {len(waiting)} worker(s) did not answer within {timeout} s; "
                     "call again to keep waiting"
                 )
             ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
             for ref in ready:
                 self._receive(index[ref], ref)
-        command, self._waiting, self._pending = self._waiting or "", None, []
+        command, self._command, self._pending, self._state = self._command or "", None, [], AsyncState.DEFAULT
         replies, self._replies = self._replies, {}
         errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, TaskFailure)]
         if errors:
@@ -259,13 +266,11 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
     ) -> None:
         """Sends ``reset`` to the workers; ``options["reset_mask"]`` resets only the selected envs."""
         self._check_can_send("reset_async")
-        if seed is None and self._default_seed is not None:
-            seed, self._default_seed = self._default_seed, None
         mask, rest = split_options(options)
         mask = parse_reset_mask(mask, self.num_envs)
         if mask is not None and not mask.any():
             raise InvalidArgumentError("`reset_mask` must select at least one sub-environment")
-        seeds = parse_seeds(seed, self.num_envs)
+        seeds = parse_seeds(self._first_seed(seed), self.num_envs)
         k = self.envs_per_worker
         self._reset_workers = [w for w in range(self.num_workers) if mask is None or mask[w * k : (w + 1) * k].any()]
         refs = [
@@ -275,6 +280,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             for w in self._reset_workers
         ]
         self._submit("reset", refs)
+        self._first_seed.forget()
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         self._check_waiting("reset", "reset_wait")
@@ -351,8 +357,8 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             raise InvalidArgumentError(
                 f"set_attr needs one value or num_envs={self.num_envs} values, got {len(values)}"
             )
-        k = self.envs_per_worker
-        refs = [actor.set_attr.remote(name, list(values[w * k : (w + 1) * k])) for w, actor in enumerate(self._actors)]
+        parts = blocks(values, self.envs_per_worker, self.num_workers)
+        refs = [actor.set_attr.remote(name, part) for actor, part in zip(self._actors, parts)]
         self._run("set_attr", refs, None)
 
     def render(self) -> tuple[Any, ...] | None:
@@ -367,7 +373,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         return tuple(seed for reply in replies for seed in reply)
 
     def close_extras(self, **kwargs: Any) -> None:
-        self._waiting, self._pending, self._replies = None, [], {}
+        self._command, self._pending, self._replies, self._state = None, [], {}, AsyncState.DEFAULT
         self._finalizer()
 
     def close(self, **kwargs: Any) -> None:
