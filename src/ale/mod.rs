@@ -16,6 +16,8 @@ pub const ALE_VERSION: &str = env!("TORCHWM_ALE_VERSION");
 pub const NUM_ACTIONS: i32 = 18;
 pub const ACTION_NOOP: i32 = 0;
 pub const ACTION_FIRE: i32 = 1;
+/// Bytes of the console's RAM.
+pub const RAM_SIZE: usize = 128;
 
 /// The grayscale value or the RGB colour of each palette index (raw screen byte), as ALE's
 /// `getScreenGrayscale` / `getScreenRGB` map it (a grayscale table repeats its value in all three).
@@ -209,10 +211,16 @@ impl Ale {
         Ok(buf)
     }
     pub fn ram(&self) -> Result<Vec<u8>> {
-        self.raw.ram()
+        let mut ram = [0; RAM_SIZE];
+        self.ram_into(&mut ram)?;
+        Ok(ram.to_vec())
+    }
+    /// The RAM into `buf`, without allocating.
+    pub fn ram_into(&self, buf: &mut [u8; RAM_SIZE]) -> Result<()> {
+        self.raw.ram_into(buf)
     }
     pub fn set_ram(&mut self, index: usize, value: u8) -> Result<()> {
-        if index >= 128 {
+        if index >= RAM_SIZE {
             return Err(Error::InvalidArgument(format!("RAM index must be in [0, 128), got {index}")));
         }
         self.raw.set_ram(index, value)

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{AtariConfig, ObsFormat};
-use crate::ale::{Ale, NoopRng, ACTION_FIRE, ACTION_NOOP};
+use crate::ale::{Ale, NoopRng, ACTION_FIRE, ACTION_NOOP, RAM_SIZE};
 use crate::error::{Error, Result};
 use crate::preprocess::{FramePooler, FrameStack, Resizer};
 
@@ -23,7 +23,17 @@ pub struct EpisodeStats {
     pub frames: u32,
 }
 
-/// Scalars of one env after a step or reset, as reported in a batch.
+/// The console's 128 bytes of RAM (ale_py's `getRAM()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ram(pub [u8; RAM_SIZE]);
+
+impl Default for Ram {
+    fn default() -> Self {
+        Self([0; RAM_SIZE])
+    }
+}
+
+/// Scalars of one env after a step or reset, as reported in a batch, and its RAM then.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StepOutput {
     pub reward: i32,
@@ -36,6 +46,8 @@ pub struct StepOutput {
     pub lives: i32,
     pub frame_number: i32,
     pub episode_frame_number: i32,
+    /// Read with the rest (an FFI call and 128 bytes), so it stays the step's when a reset runs ahead.
+    pub ram: Ram,
 }
 
 pub struct AtariEnv {
@@ -262,6 +274,11 @@ impl AtariEnv {
             lives: self.lives,
             frame_number: self.ale.frame_number()?,
             episode_frame_number: self.ale.episode_frame_number()?,
+            ram: {
+                let mut ram = Ram::default();
+                self.ale.ram_into(&mut ram.0)?;
+                ram
+            },
         })
     }
 

@@ -3,4 +3,4 @@ pub mod config;
 mod env;
 
 pub use config::{AtariConfig, ObsFormat};
-pub use env::{AtariEnv, EpisodeStats, StepOutput};
+pub use env::{AtariEnv, EpisodeStats, Ram, StepOutput};

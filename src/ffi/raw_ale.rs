@@ -193,13 +193,15 @@ impl RawAle {
         // SAFETY: as screen_raw; the shim checks the length against 768.
         check(unsafe { twm_ale_rgb_palette(self.const_ptr(), buf.as_mut_ptr(), buf.len()) })
     }
-    pub(crate) fn ram(&self) -> Result<Vec<u8>> {
-        let mut buf = vec![0u8; 128];
+    /// The 128 bytes of RAM into `buf` (the 2600 has exactly that much; a different size is an error).
+    pub(crate) fn ram_into(&self, buf: &mut [u8; 128]) -> Result<()> {
         let mut size = 0usize;
         // SAFETY: live handle; the shim copies at most `buf.len()` bytes.
         check(unsafe { twm_ale_ram(self.const_ptr(), buf.as_mut_ptr(), buf.len(), &mut size) })?;
-        buf.truncate(size.min(128));
-        Ok(buf)
+        if size != buf.len() {
+            return Err(Error::Ale(format!("ALE reports {size} bytes of RAM, expected {}", buf.len())));
+        }
+        Ok(())
     }
     pub(crate) fn set_ram(&mut self, index: usize, value: u8) -> Result<()> {
         // SAFETY: live handle; ALE bounds-checks the index and throws.

@@ -14,6 +14,7 @@ use pyo3::types::{PyDict, PyTuple};
 
 use super::settings::{config_from_keywords, settings_dict};
 use super::{check_signals, enter_core};
+use crate::ale::RAM_SIZE;
 use crate::error::Error;
 use crate::ffi::fork_generation;
 use crate::vector::{created_before_fork, AtariVectorEnv, BatchResult, EpisodeColumns};
@@ -72,6 +73,10 @@ impl AtariVectorCore {
             "episode_frame_number",
             PyArray1::from_vec(py, std::mem::take(&mut batch.episode_frame_numbers)),
         )?;
+        if let Some(ram) = batch.ram.take() {
+            let rows = ram.len() / RAM_SIZE;
+            info.set_item("ram", PyArray1::from_vec(py, ram).reshape([rows, RAM_SIZE])?)?;
+        }
         Ok(info)
     }
 

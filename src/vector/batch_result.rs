@@ -6,7 +6,17 @@
 //! vectorizer has its workers write into batch slots instead; without `unsafe` outside `ffi/`, that
 //! needs a buffer per row and a second copy to make the batch contiguous, so it would copy more.)
 use super::env_slot::EnvSlot;
+use crate::ale::RAM_SIZE;
 use crate::atari::StepOutput;
+
+/// The columns a batch carries only when asked: final observations (same-step autoreset), episode
+/// statistics, RAM.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OptionalColumns {
+    pub same_step: bool,
+    pub episode_statistics: bool,
+    pub ram: bool,
+}
 
 /// The `episode_statistics` columns: every row's unclipped reward, and for the rows whose step
 /// ended an episode (`ended`), its raw return, steps and frames (zero in the other rows, as in
@@ -64,10 +74,13 @@ pub struct BatchResult {
     pub final_obs_mask: Option<Vec<bool>>,
     /// With `episode_statistics` only.
     pub episodes: Option<EpisodeColumns>,
+    /// Each row's RAM after its step (`ram_in_info`), `RAM_SIZE` bytes a row.
+    pub ram: Option<Vec<u8>>,
 }
 
 impl BatchResult {
-    pub(crate) fn new(batch_size: usize, obs_size: usize, same_step: bool, episode_statistics: bool) -> Self {
+    pub(crate) fn new(batch_size: usize, obs_size: usize, columns: OptionalColumns) -> Self {
+        let OptionalColumns { same_step, episode_statistics, ram } = columns;
         Self {
             obs: vec![0; batch_size * obs_size],
             env_ids: vec![0; batch_size],
@@ -80,6 +93,7 @@ impl BatchResult {
             final_obs: same_step.then(|| vec![0; batch_size * obs_size]),
             final_obs_mask: same_step.then(|| vec![false; batch_size]),
             episodes: episode_statistics.then(|| EpisodeColumns::new(batch_size)),
+            ram: ram.then(|| vec![0; batch_size * RAM_SIZE]),
         }
     }
 
@@ -119,6 +133,9 @@ impl BatchResult {
         }
         if let Some(episodes) = self.episodes.as_mut() {
             episodes.fill_row(row, out, ran);
+        }
+        if let Some(ram) = self.ram.as_mut() {
+            ram[row * RAM_SIZE..(row + 1) * RAM_SIZE].copy_from_slice(&out.ram.0);
         }
     }
 }

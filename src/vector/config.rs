@@ -46,6 +46,8 @@ pub struct VectorConfig {
     pub episode_statistics: bool,
     /// Next-step autoreset, sync mode: reset ended envs ahead, on low-priority threads (`reset_ahead`).
     pub reset_ahead: bool,
+    /// Report each env's RAM after its step in `info["ram"]` (`ram_in_info`).
+    pub ram_in_info: bool,
     pub env: AtariConfig,
 }
 
@@ -71,6 +73,7 @@ impl VectorConfig {
             continuous_action_threshold: 0.5,
             episode_statistics: false,
             reset_ahead: false,
+            ram_in_info: false,
             env,
         }
     }

@@ -326,6 +326,12 @@ pub static SETTINGS: &[Setting] = &[
               (raw return, steps, emulator frames) with its mask info['_episode'] when an episode ends.",
         episode_statistics
     ),
+    // torchwm's own (EnvPool has RAM in info); off, `info` has exactly ale_py's keys.
+    bool_setting!(
+        "ram_in_info",
+        "Add info['ram'], uint8 (batch, 128): each env's RAM after its step or reset (ALE's getRAM()).",
+        ram_in_info
+    ),
     // torchwm's own. Off by default: on 2 cores it measured 4-8% slower env-only (docs/performance.md).
     bool_setting!(
         "reset_ahead",

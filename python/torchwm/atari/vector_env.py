@@ -72,6 +72,7 @@ class AtariSettings(TypedDict, total=False):
     fire_reset: bool
     mode: int | None
     difficulty: int | None
+    ram_in_info: bool
     episode_statistics: bool
     reset_ahead: bool
 

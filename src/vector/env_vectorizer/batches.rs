@@ -4,7 +4,7 @@
 use super::AtariVectorEnv;
 use crate::error::{Error, Result};
 use crate::vector::action_queue::{Completion, Interrupt, Job};
-use crate::vector::batch_result::BatchResult;
+use crate::vector::batch_result::{BatchResult, OptionalColumns};
 use crate::vector::config::AutoresetMode;
 use crate::vector::env_slot::{run_job, EnvSlot};
 
@@ -131,7 +131,12 @@ impl AtariVectorEnv {
     }
 
     fn new_batch(&self, rows: usize) -> BatchResult {
-        BatchResult::new(rows, self.obs_size, self.same_step(), self.config.episode_statistics)
+        let columns = OptionalColumns {
+            same_step: self.same_step(),
+            episode_statistics: self.config.episode_statistics,
+            ram: self.config.ram_in_info,
+        };
+        BatchResult::new(rows, self.obs_size, columns)
     }
 
     pub(super) fn same_step(&self) -> bool {
