@@ -6,8 +6,8 @@ use std::sync::Once;
 use crate::error::{Error, Result};
 use crate::ffi::{self, c_string, RawAle, RawState};
 
-/// The noop resets' random number generator (ale_py's vectorizer's draws), from the C++ standard library.
-pub(crate) use crate::ffi::NoopRng;
+mod noop_rng;
+pub(crate) use noop_rng::NoopRng;
 
 /// The ALE release compiled in: the `ale-py==X` pin of pyproject.toml (see build.rs).
 pub const ALE_VERSION: &str = env!("TORCHWM_ALE_VERSION");

@@ -142,7 +142,7 @@ impl AtariEnv {
             config: config.clone(),
             action_set,
             has_fire_action,
-            noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed))?,
+            noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed)),
             raw_frames: [vec![0; raw_h * raw_w], vec![0; raw_h * raw_w]],
             pooler: FramePooler::new(palette, channels, raw_h, raw_w),
             resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),

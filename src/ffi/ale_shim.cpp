@@ -13,7 +13,6 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -56,10 +55,6 @@ struct TwmAle {
 
 struct TwmState {
   ale::ALEState state;
-};
-
-struct TwmNoopRng {
-  std::mt19937 engine;
 };
 
 namespace {
@@ -282,14 +277,5 @@ int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) noexcept {
 int twm_ale_restore_state(TwmAle* ale, const TwmState* state) noexcept { TWM_PROTECT(loaded(ale).restoreState(state->state)) }
 // Destructors are noexcept: nothing to catch.
 void twm_state_free(TwmState* state) noexcept { delete state; }
-
-int twm_noop_rng_new(unsigned seed, TwmNoopRng** out) noexcept { TWM_PROTECT(*out = new TwmNoopRng{std::mt19937(seed)}) }
-void twm_noop_rng_free(TwmNoopRng* rng) noexcept { delete rng; }
-void twm_noop_rng_seed(TwmNoopRng* rng, unsigned seed) noexcept { rng->engine.seed(seed); }
-int twm_noop_rng_uniform(TwmNoopRng* rng, int low, int high) noexcept {
-  // The same distribution object ale_py constructs: uniform_int_distribution<>(low, high), inclusive.
-  // Its precondition low <= high is kept here too (high below low counts as low).
-  return std::uniform_int_distribution<>(low, std::max(low, high))(rng->engine);
-}
 
 }  // extern "C"

@@ -18,7 +18,6 @@ extern "C" {
 
 typedef struct TwmAle TwmAle;
 typedef struct TwmState TwmState;
-typedef struct TwmNoopRng TwmNoopRng;
 
 const char* twm_last_error(void) TWM_NOEXCEPT;
 int twm_set_logger_mode(int mode) TWM_NOEXCEPT;
@@ -73,12 +72,6 @@ int twm_ale_set_ram(TwmAle* ale, size_t index, uint8_t value) TWM_NOEXCEPT;
 int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) TWM_NOEXCEPT;
 int twm_ale_restore_state(TwmAle* ale, const TwmState* state) TWM_NOEXCEPT;
 void twm_state_free(TwmState* state) TWM_NOEXCEPT;
-
-/* std::mt19937 + std::uniform_int_distribution<int>: the exact noop-reset draws of ale_py's vectorizer. */
-int twm_noop_rng_new(unsigned seed, TwmNoopRng** out) TWM_NOEXCEPT;
-void twm_noop_rng_free(TwmNoopRng* rng) TWM_NOEXCEPT;
-void twm_noop_rng_seed(TwmNoopRng* rng, unsigned seed) TWM_NOEXCEPT;
-int twm_noop_rng_uniform(TwmNoopRng* rng, int low, int high) TWM_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -12,10 +12,6 @@ pub(super) struct TwmAle {
 pub(super) struct TwmState {
     _private: [u8; 0],
 }
-#[repr(C)]
-pub(super) struct TwmNoopRng {
-    _private: [u8; 0],
-}
 
 extern "C" {
     pub(super) fn twm_last_error() -> *const c_char;
@@ -70,8 +66,4 @@ extern "C" {
     pub(super) fn twm_ale_clone_state(ale: *mut TwmAle, include_rng: c_int, out: *mut *mut TwmState) -> c_int;
     pub(super) fn twm_ale_restore_state(ale: *mut TwmAle, state: *const TwmState) -> c_int;
     pub(super) fn twm_state_free(state: *mut TwmState);
-    pub(super) fn twm_noop_rng_new(seed: c_uint, out: *mut *mut TwmNoopRng) -> c_int;
-    pub(super) fn twm_noop_rng_free(rng: *mut TwmNoopRng);
-    pub(super) fn twm_noop_rng_seed(rng: *mut TwmNoopRng, seed: c_uint);
-    pub(super) fn twm_noop_rng_uniform(rng: *mut TwmNoopRng, low: c_int, high: c_int) -> c_int;
 }

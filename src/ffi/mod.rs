@@ -10,13 +10,11 @@ use crate::error::{Error, Result};
 
 mod bindings;
 mod fork;
-mod noop_rng;
 mod raw_ale;
 mod thread_priority;
 
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
 pub(crate) use fork::fork_generation;
-pub(crate) use noop_rng::NoopRng;
 pub(crate) use raw_ale::{RawAle, RawState};
 pub(crate) use thread_priority::lower_current_thread_priority;
 
