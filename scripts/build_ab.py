@@ -1,6 +1,8 @@
 """A/B of two torchwm builds, side by side in one run: the same AtariVectorEnv cases, interleaved.
 
-    python -m torchwm.benchmarks.build_ab --a /path/to/old/python --b /path/to/new/python
+    python scripts/build_ab.py --a /path/to/old/python --b /path/to/new/python
+
+A developer's tool (not in the wheel): each child imports the torchwm it is given.
 
 Each path is a folder holding a ``torchwm`` package with its built ``_core`` extension (a source
 tree's ``python/`` after ``maturin develop``, or an unpacked wheel). Every measurement runs in a fresh
