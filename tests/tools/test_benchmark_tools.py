@@ -84,3 +84,28 @@ def test_reset_cost_times_resets_of_both_backends():
     for backend in ("torchwm", "ale_py"):
         micros, frames = reset_cost.measure(backend, "pong", resets=3)
         assert micros > 0 and frames >= 0, backend
+
+
+def test_every_cli_option_has_help_and_the_top_help_names_every_subcommand(capsys):
+    import argparse
+
+    from torchwm.cli import build_parser
+
+    parser = build_parser()
+    missing, subcommands = [], []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    subcommands.append(name)
+                    walk(sub, f"{path} {name}")
+            elif not isinstance(action, argparse._HelpAction) and not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(parser, "torchwm")
+    assert not missing, f"options without help text: {missing}"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    top_help = capsys.readouterr().out
+    assert subcommands and all(name in top_help for name in subcommands)

@@ -18,14 +18,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("rollout", help="random-action Atari rollout; prints frames/s")
-    p.add_argument("--game", default="breakout")
-    p.add_argument("--num-envs", type=int, default=8)
-    p.add_argument("--steps", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--game", default="breakout", help="ROM id, e.g. breakout, pong (default: breakout)")
+    p.add_argument("--num-envs", type=int, default=8, help="environments stepped together (default: 8)")
+    p.add_argument("--steps", type=int, default=500, help="batched steps to run (default: 500)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first reset (default: 0)")
     p.set_defaults(func=rollout)
 
     p = sub.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
-    p.add_argument("--suite", choices=["atari", "process", "all"], default="atari")
+    p.add_argument(
+        "--suite",
+        choices=["atari", "process", "all"],
+        default="atari",
+        help="atari: AtariVectorEnv against its peers; process: TorchVectorizedEnv against gymnasium's (default: atari)",
+    )
     p.add_argument(
         "--game", nargs="+", default=None, help="one or more games (default: breakout; --scaling: breakout pong)"
     )
