@@ -4,14 +4,18 @@
 # CPython 3.10, 3.11 and 3.13, checked by maturin's audit), installs the 3.11 one with the test extras
 # into a fresh virtualenv and runs mypy, cargo test, a smoke run of the bench command, the stub check and
 # pytest; the 3.10 and 3.13 wheels get a smoke test in their own interpreters (pyenv's), and Ray/RLlib
-# their own virtualenv. Virtualenvs are made and filled by uv (one download cache for all of them).
+# their own virtualenv. Virtualenvs are made and filled by uv (one download cache for all of them); the
+# test and Ray virtualenvs get their dependencies in the background while the Rust code compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 venv="${TORCHWM_TEST_VENV:-$root/.venv-test}"
+ray_venv="$root/.venv-ray"
 export UV_CACHE_DIR="${UV_CACHE_DIR:-$root/.uv-cache}"
+start=$SECONDS
+step() { echo "== [$(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s] $*"; }
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --check
 
 # uv itself, from the package index, into a tools virtualenv.
@@ -19,22 +23,38 @@ python3 -m venv "$root/.venv-tools"
 "$root/.venv-tools/bin/python" -m pip install --quiet --upgrade "uv>=0.5"
 uv="$root/.venv-tools/bin/uv"
 "$uv" venv --quiet --clear --python "$(bash scripts/find_python.sh 3.11)" "$venv"
-# ruff alone first (the version the test extra names), so style fails in seconds, not after the build.
-"$uv" pip install --quiet --python "$venv/bin/python" "$(grep -o '"ruff[^"]*"' pyproject.toml | tr -d '"')"
-echo "== ruff check"
+# ruff first (the version the test extra names), so style fails in seconds, not after the build; and
+# what builds the wheels.
+"$uv" pip install --quiet --python "$venv/bin/python" "$(grep -o '"ruff[^"]*"' pyproject.toml | tr -d '"')" \
+    "maturin>=1.7,<2" "ziglang>=0.13"
+step "ruff check"
 "$venv/bin/ruff" check .
-echo "== ruff format --check"
+step "ruff format --check"
 "$venv/bin/ruff" format --check .
 
-echo "== cargo clippy (all targets and features, warnings are errors)"
+# Downloads (torch and its CUDA libraries are large) overlap the compiling below. The wheel itself is
+# installed once it is built; these installs resolve the same requirements, from pyproject.toml.
+"$uv" venv --quiet --clear --python "$venv/bin/python" "$ray_venv"
+background_install() {  # log file, then uv pip install arguments
+    local log="$1"
+    shift
+    "$uv" pip install --quiet "$@" >"$log" 2>&1 || { cat "$log"; return 1; }
+}
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT  # a failing step must not leave installs running
+background_install "$root/.deps-test.log" --python "$venv/bin/python" -r pyproject.toml --extra test &
+test_deps=$!
+background_install "$root/.deps-ray.log" --python "$ray_venv/bin/python" -r pyproject.toml --extra ray \
+    "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3" &
+ray_deps=$!
+
+step "cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
-echo "== cargo doc (broken or private intra-doc links are errors)"
+step "cargo doc (broken or private intra-doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-echo "== docs site: mkdocs build --strict (user guide + API reference from the docstrings)"
+step "docs site: mkdocs build --strict (user guide + API reference from the docstrings)"
 DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site"
 
-echo "== wheels: maturin build --release --zig --compatibility manylinux_2_28 (CPython 3.10, 3.11, 3.13)"
-"$uv" pip install --quiet --python "$venv/bin/python" "maturin>=1.7,<2" "ziglang>=0.13"
+step "wheels: maturin build --release --zig --compatibility manylinux_2_28 (CPython 3.10, 3.11, 3.13)"
 interpreters=()
 for version in 3.10 3.11 3.13; do
     interpreters+=("$(bash scripts/find_python.sh "$version")")
@@ -45,29 +65,30 @@ PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig" "$venv/bin/maturin" b
     --compatibility manylinux_2_28 --out "$root/dist" --interpreter "${interpreters[@]}"
 wheel311=$(ls "$root"/dist/torchwm-*-cp311-*manylinux_2_28_x86_64.whl)
 
-echo "== pip install <wheel>[test]"
+step "pip install <wheel>[test]"
+wait "$test_deps"
 "$uv" pip install --quiet --python "$venv/bin/python" "$wheel311[test]"
 
-echo "== mypy python/torchwm"
+step "mypy python/torchwm"
 "$venv/bin/python" -m mypy python/torchwm
 
 # The Rust tests and benches find ROMs here (no Python is linked into them).
 TORCHWM_ROM_DIR="$("$venv/bin/python" -c 'import ale_py.roms, pathlib; print(pathlib.Path(ale_py.roms.__file__).parent)')"
 export TORCHWM_ROM_DIR
 
-echo "== cargo test (no Python)"
+step "cargo test (no Python)"
 cargo test --release --quiet
 
-echo "== torchwm bench smoke run"
+step "torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
-echo "== torchwm bench --soak smoke run"
+step "torchwm bench --soak smoke run"
 "$venv/bin/torchwm" bench --soak --soak-million-frames 0.05 --soak-cycles 5 --soak-process-cycles 3 \
     --soak-process-steps 500 --out "$root/bench-results/ci"
 
-echo "== stubtest torchwm._core"
+step "stubtest torchwm._core"
 "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
 
-echo "== the wheels in CPython 3.10, 3.11 and 3.13: a fresh virtualenv each, a short smoke test"
+step "the wheels in CPython 3.10, 3.11 and 3.13: a fresh virtualenv each, a short smoke test"
 for version in 3.10 3.11 3.13; do
     smoke="$root/.venv-smoke-$version"
     "$uv" venv --quiet --clear --python "$(bash scripts/find_python.sh "$version")" "$smoke"
@@ -78,15 +99,15 @@ done
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
-echo "== pytest (against the installed 3.11 wheel)"
+step "pytest (against the installed 3.11 wheel)"
 "$venv/bin/python" -m pytest -q
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
-echo "== Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
-ray_venv="$root/.venv-ray"
-"$uv" venv --quiet --clear --python "$venv/bin/python" "$ray_venv"
+step "Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
+wait "$ray_deps"
 # stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
 "$uv" pip install --quiet --python "$ray_venv/bin/python" "$wheel311[ray]" "pytest>=7" "pytest-timeout>=2.1" \
     "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
+step "done"
