@@ -39,8 +39,8 @@ pub enum Error {
     /// A blocking wait was given up because the caller asked (Ctrl-C); the work in flight is kept.
     #[error("interrupted")]
     Interrupted,
-    /// A recording failed (its own error, with its source).
-    #[error(transparent)]
+    /// A recording failed: the `RecordError` is this error's source (and its message this one's).
+    #[error("{0}")]
     Record(#[from] RecordError),
     /// The operating system would not start the worker threads.
     #[error("cannot start worker threads: {0}")]

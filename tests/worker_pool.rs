@@ -50,10 +50,23 @@ fn pool_threads_are_named_pinned_and_joined_at_close() {
     env.reset(&[0, 1, 2, 3], &[Some(1); 4]).unwrap();
     env.step(&[0; 4], &[1.0; 4]).unwrap();
 
-    let running = pool_threads();
-    let names: Vec<&str> = running.iter().map(|(name, _, _)| name.as_str()).collect();
     let expected: Vec<String> =
         ["atari", "reset"].iter().flat_map(|pool| (0..threads).map(move |i| format!("torchwm-{pool}-{i}"))).collect();
+    // A pool thread names, pins and (for resets) lowers itself when it starts running, which on a busy
+    // machine can be after `step` returned: wait up to 5 s for all of them to have done so.
+    let settled = |running: &[(String, String, i32)]| {
+        running.iter().map(|(name, _, _)| name.as_str()).eq(expected.iter().map(String::as_str))
+            && running.iter().all(|(name, _, nice)| !name.starts_with("torchwm-reset") || *nice == 19)
+    };
+    let mut running = pool_threads();
+    for _ in 0..100 {
+        if settled(&running) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        running = pool_threads();
+    }
+    let names: Vec<&str> = running.iter().map(|(name, _, _)| name.as_str()).collect();
     assert_eq!(names, expected);
     for (name, allowed, nice) in &running {
         let index: usize = name.rsplit('-').next().unwrap().parse().unwrap();
