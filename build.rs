@@ -151,8 +151,9 @@ fn cpp_build(generated: &Path, ale_src: &Path, sanitize: &[String], system_heade
 }
 
 /// Compiles ALE into `libtorchwm_ale.a`, unless the library there was built from the same inputs
-/// (compiler, flags, ALE's source, the generated files and our C++ its copies include, `edits`): ALE
-/// takes minutes to compile.
+/// (compiler, flags, ALE's source, the generated files and our C++ its copies include, `edits`), or
+/// the cache directory holds one built from them: ALE takes a minute to compile, and clippy, cargo doc,
+/// cargo test and maturin each build it in their own `OUT_DIR`. Paths under `OUT_DIR` do not count.
 fn compile_ale(
     build: &cc::Build,
     out_dir: &Path,
@@ -165,27 +166,83 @@ fn compile_ale(
     for dir in [ale_src, generated].into_iter().chain(edits.iter().map(PathBuf::as_path)) {
         inputs.push_str(&tree_digest(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?);
     }
+    let inputs = without_build_dirs(&inputs);
+    // What the fingerprint hashes, kept beside the library for whoever wonders why ALE was rebuilt.
+    let _ = fs::write(out_dir.join("torchwm_ale.inputs"), &inputs);
     let fingerprint: String = Sha256::digest(inputs.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
     let (library, stamp) = (out_dir.join("libtorchwm_ale.a"), out_dir.join("torchwm_ale.fingerprint"));
-    if library.is_file() && fs::read_to_string(&stamp).is_ok_and(|saved| saved == fingerprint) {
-        println!("cargo:rustc-link-search=native={}", out_dir.display());
-        println!("cargo:rustc-link-lib=static=torchwm_ale");
-        return Ok(());
+    let shared = ale_source::cache_dir().ok().map(|dir| dir.join(format!("libtorchwm_ale-{fingerprint}.a")));
+    let current = library.is_file() && fs::read_to_string(&stamp).is_ok_and(|saved| saved == fingerprint);
+    if !current {
+        // No stamp while compiling: an interrupted build must not leave a library that looks current.
+        let _ = fs::remove_file(&stamp);
+        match shared.as_deref().filter(|cached| cached.is_file()) {
+            Some(cached) => {
+                fs::copy(cached, &library).map_err(|e| format!("cannot copy {}: {e}", cached.display()))?;
+            }
+            None => {
+                // try_compile also tells cargo to link the library.
+                build.try_compile("torchwm_ale").map_err(|e| format!("compiling ALE failed: {e}"))?;
+                if let Some(cached) = &shared {
+                    store_atomically(&library, cached);
+                }
+                return fs::write(&stamp, &fingerprint).map_err(|e| format!("cannot write {}: {e}", stamp.display()));
+            }
+        }
+        fs::write(&stamp, &fingerprint).map_err(|e| format!("cannot write {}: {e}", stamp.display()))?;
     }
-    // No stamp while compiling: an interrupted build must not leave a library that looks current.
-    let _ = fs::remove_file(&stamp);
-    build.try_compile("torchwm_ale").map_err(|e| format!("compiling ALE failed: {e}"))?;
-    fs::write(&stamp, fingerprint).map_err(|e| format!("cannot write {}: {e}", stamp.display()))
+    println!("cargo:rustc-link-search=native={}", out_dir.display());
+    println!("cargo:rustc-link-lib=static=torchwm_ale");
+    Ok(())
 }
 
-/// One line per file under `dir` (sorted): its path and sha256.
+/// `text` with every path into a cargo build directory (`.../build/<crate>-<hash>/out...`, ours and
+/// libz-sys's) cut down to `<crate>/out...`: the same inputs then have the same fingerprint in every
+/// profile's target directory.
+fn without_build_dirs(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("/build/") {
+        let after = &rest[at + "/build/".len()..];
+        let Some(out_at) = after.find("/out") else { break };
+        let crate_dir = &after[..out_at];
+        if crate_dir.contains(['/', '"', ' ', '\n']) {
+            out.push_str(&rest[..at + 1]);
+            rest = &rest[at + 1..];
+            continue;
+        }
+        let path_start = rest[..at].rfind(['"', ' ', '\n']).map_or(0, |i| i + 1);
+        out.push_str(&rest[..path_start]);
+        out.push_str(crate_dir.rsplit_once('-').map_or(crate_dir, |(name, _)| name));
+        rest = &after[out_at..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Copies `library` into the cache as `cached`, through a temporary name so that a concurrent build
+/// never reads half a file; a failure only means the next build compiles again.
+fn store_atomically(library: &Path, cached: &Path) {
+    let partial = cached.with_extension(format!("partial-{}", std::process::id()));
+    if fs::copy(library, &partial).is_ok() && fs::rename(&partial, cached).is_err() {
+        let _ = fs::remove_file(&partial);
+    }
+}
+
+/// One line per file under `dir` (sorted): its path and sha256 (of text without build directories).
 fn tree_digest(dir: &Path) -> std::io::Result<String> {
     let mut all = Vec::new();
     collect_all_files(dir, &mut all)?;
     all.sort();
     let mut digest = String::new();
     for file in all {
-        let sha = ale_source::sha256_file(&file).map_err(std::io::Error::other)?;
+        // Text is hashed without build directories: the unity units include ALE's files by path.
+        let bytes = fs::read(&file)?;
+        let sha = match String::from_utf8(bytes) {
+            Ok(text) => Sha256::digest(without_build_dirs(&text).as_bytes()),
+            Err(binary) => Sha256::digest(binary.as_bytes()),
+        };
+        let sha: String = sha.iter().map(|b| format!("{b:02x}")).collect();
         digest.push_str(&format!("{} {sha}\n", file.display()));
     }
     Ok(digest)

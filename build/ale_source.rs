@@ -186,7 +186,7 @@ impl AleRelease {
     }
 }
 
-fn cache_dir() -> Result<PathBuf, String> {
+pub fn cache_dir() -> Result<PathBuf, String> {
     let dir = if let Some(dir) = env::var_os("TORCHWM_CACHE_DIR") {
         PathBuf::from(dir)
     } else if let Some(xdg) = env::var_os("XDG_CACHE_HOME") {

@@ -19,6 +19,7 @@ from torchwm.errors import InvalidArgumentError
 __all__ = [
     "MAX_ENV_COUNT",
     "FirstResetSeed",
+    "already_pending_message",
     "async_state",
     "env_factories",
     "parse_autoreset_mode",
@@ -175,6 +176,12 @@ def parse_seeds(seed: Any, count: int, *, limit: int | None = None) -> list[int 
 def async_state(call: str) -> AsyncState:
     """gymnasium's ``AsyncState`` for a pending ``call``: get_attr, set_attr, render... count as calls."""
     return {"reset": AsyncState.WAITING_RESET, "step": AsyncState.WAITING_STEP}.get(call, AsyncState.WAITING_CALL)
+
+
+def already_pending_message(call: str, pending: AsyncState) -> str:
+    """gymnasium 1.4's ``AlreadyPendingCallError`` text for ``call`` (its ``reset_async`` has no full stop)."""
+    stop = "" if call == "reset_async" else "."
+    return f"Calling `{call}` while waiting for a pending call to `{pending.value}` to complete{stop}"
 
 
 class FirstResetSeed:

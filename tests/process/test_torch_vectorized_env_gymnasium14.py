@@ -4,6 +4,7 @@ expectations). Where torchwm stays deliberately safer, the test says so."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import sys
@@ -369,3 +370,43 @@ def test_max_concurrency_under_every_start_method(context: str) -> None:
                     np.testing.assert_array_equal(got, expected)
         finally:
             theirs.close()
+
+
+@pytest.mark.parametrize("pending", ["reset", "step"])
+@pytest.mark.parametrize("call", ["reset_async", "step_async", "call_async", "set_attr"])
+def test_already_pending_messages_are_gymnasiums_word_for_word(pending: str, call: str) -> None:
+    """The text and the name of AlreadyPendingCallError, side by side with gymnasium's AsyncVectorEnv."""
+    from torchwm.errors import AlreadyPendingCallError as OurError
+
+    def start(envs: Any) -> None:
+        if pending == "reset":
+            envs.reset_async(seed=0)
+        else:
+            envs.reset(seed=0)
+            envs.step_async(envs.action_space.sample())
+
+    def attempt(envs: Any) -> Any:
+        with pytest.raises(Exception) as caught:
+            if call == "reset_async":
+                envs.reset_async()
+            elif call == "step_async":
+                envs.step_async(envs.action_space.sample())
+            elif call == "call_async":
+                envs.call_async("render")
+            else:
+                envs.set_attr("gravity", 9.8)
+        return caught.value
+
+    reference = gym.vector.AsyncVectorEnv([lambda: gym.make("CartPole-v1")] * 2)
+    ours = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+    try:
+        start(reference)
+        start(ours)
+        expected, got = attempt(reference), attempt(ours)
+        assert isinstance(got, OurError) and isinstance(got, type(expected))
+        assert str(got) == str(expected) and got.name == expected.name
+    finally:
+        for envs in (reference, ours):
+            with contextlib.suppress(Exception):
+                (envs.reset_wait if pending == "reset" else envs.step_wait)()
+            envs.close()

@@ -24,6 +24,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 from torchwm import errors
 from torchwm._vector_args import (
     FirstResetSeed,
+    already_pending_message,
     async_state,
     env_factories,
     parse_autoreset_mode,
@@ -227,10 +228,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         """The workers, for a new async ``call``: the env is open and no reply is pending."""
         pool = self._open_pool()
         if self._state is not AsyncState.DEFAULT:
-            pending = self._state.value
-            raise errors.AlreadyPendingCallError(
-                f"Calling `{call}` while waiting for a pending call to `{pending}` to complete.", pending
-            )
+            raise errors.AlreadyPendingCallError(already_pending_message(call, self._state), self._state.value)
         return pool
 
     def _send(self, pool: WorkerPool, kind: Message, payloads: list[Any], what: str, pending: str) -> None:

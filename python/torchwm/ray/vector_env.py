@@ -22,6 +22,7 @@ from gymnasium.vector.utils import batch_space, create_empty_array
 
 from torchwm._vector_args import (
     FirstResetSeed,
+    already_pending_message,
     async_state,
     env_factories,
     parse_autoreset_mode,
@@ -185,9 +186,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
     def _check_can_send(self, name: str) -> None:
         self._check_open()
         if self._command is not None:
-            raise AlreadyPendingCallError(
-                f"Calling `{name}` while waiting for a pending call to `{self._command}` to complete", self._command
-            )
+            raise AlreadyPendingCallError(already_pending_message(name, self._state), self._state.value)
 
     def _check_waiting(self, command: str, name: str) -> None:
         self._check_open()
@@ -344,7 +343,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         return self.call_wait()
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
-        self._check_can_send("get_attr")
+        self._check_can_send("call_async")  # gymnasium: get_attr goes through call_async
         replies = self._run("get_attr", [actor.get_attr.remote(name) for actor in self._actors], None)
         return tuple(value for reply in replies for value in reply)
 
@@ -362,13 +361,13 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         self._run("set_attr", refs, None)
 
     def render(self) -> tuple[Any, ...] | None:
-        self._check_can_send("render")
+        self._check_can_send("call_async")  # gymnasium: render goes through call_async
         frames = self._run("render", [actor.render.remote() for actor in self._actors], None)
         return None if all(f is None for f in frames) else tuple(frame for worker in frames for frame in worker or ())
 
     @property
     def np_random_seed(self) -> tuple[Any, ...]:  # type: ignore[override]  # a tuple, as Sync/AsyncVectorEnv
-        self._check_can_send("np_random_seed")
+        self._check_can_send("call_async")  # gymnasium: through get_attr, so call_async
         replies = self._run("np_random_seed", [actor.np_random_seed.remote() for actor in self._actors], None)
         return tuple(seed for reply in replies for seed in reply)
 
