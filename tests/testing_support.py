@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 PARITY_GAMES = ["breakout", "pong", "space_invaders", "ms_pacman", "seaquest"]
 
 
@@ -19,3 +21,11 @@ def torchwm_worker_threads() -> list[str]:
         if name.startswith(("torchwm-atari", "torchwm-reset")):
             names.append(name)
     return names
+
+
+def ale_py_reset_seeds(count: int) -> tuple[list[int], np.ndarray]:
+    """``count`` reset seeds for ale_py's single AtariEnv, and the ALE seeds it derives from them
+    (SeedSequence's second word), which torchwm takes directly; only seeds whose ALE seed fits a C int."""
+    derived = {s: int(np.random.SeedSequence(s).generate_state(n_words=2)[1]) for s in range(100)}
+    seeds = [s for s, ale_seed in derived.items() if ale_seed < 2**31][:count]
+    return seeds, np.array([derived[s] for s in seeds])

@@ -88,24 +88,25 @@ fn ale_seed(seed: u32) -> Result<i32> {
 fn apply_mode_and_difficulty(ale: &mut Ale, config: &AtariConfig, rom_path: &Path) -> Result<()> {
     let game = rom_path.file_stem().map_or_else(|| rom_path.display().to_string(), |s| s.to_string_lossy().into());
     if let Some(mode) = config.mode {
-        let modes = ale.available_modes()?;
-        if !modes.contains(&mode) {
-            return Err(Error::InvalidArgument(format!(
-                "mode={mode} is not a mode of {game}; its available modes are {modes:?}"
-            )));
-        }
+        check_available("mode", mode, &ale.available_modes()?, &game)?;
         ale.set_mode(mode)?;
     }
     if let Some(difficulty) = config.difficulty {
-        let difficulties = ale.available_difficulties()?;
-        if !difficulties.contains(&difficulty) {
-            return Err(Error::InvalidArgument(format!(
-                "difficulty={difficulty} is not a difficulty of {game}; its available difficulties are {difficulties:?}"
-            )));
-        }
+        check_available("difficulty", difficulty, &ale.available_difficulties()?, &game)?;
         ale.set_difficulty(difficulty)?;
     }
     Ok(())
+}
+
+/// `value` of the setting `name` must be one of the ROM's `available` values; the error names the game.
+fn check_available(name: &str, value: u32, available: &[u32], game: &str) -> Result<()> {
+    if available.contains(&value) {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!(
+        "{name}={value} is not a {name} of {game}; its available {} are {available:?}",
+        if name == "mode" { "modes" } else { "difficulties" }
+    )))
 }
 
 /// A seed from the OS when the caller gives none (ale_py uses std::random_device).

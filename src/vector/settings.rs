@@ -169,6 +169,20 @@ macro_rules! bool_setting {
     };
 }
 
+/// `None` or a non-negative integer, stored in an `Option<u32>` field of `VectorConfig`.
+macro_rules! optional_setting {
+    ($name:literal, $doc:expr, $($field:ident).+) => {
+        Setting {
+            name: $name,
+            aliases: &[],
+            kind: Kind::OptionalInt { min: 0, max: INT_MAX },
+            doc: $doc,
+            get: |c| optional(c.$($field).+),
+            set: |c, v| c.$($field).+ = optional_uint(v),
+        }
+    };
+}
+
 /// An integer keyword stored in a `usize` field of `VectorConfig`.
 macro_rules! count_setting {
     ($name:literal, $kind:expr, $doc:expr, $($field:ident).+) => {
@@ -303,22 +317,12 @@ pub static SETTINGS: &[Setting] = &[
         set: |c, v| c.env.use_fire_reset = boolean(v),
     },
     // ale_py's single AtariEnv has these two; its vector env does not.
-    Setting {
-        name: "mode",
-        aliases: &[],
-        kind: Kind::OptionalInt { min: 0, max: INT_MAX },
-        doc: "Game mode (None: the ROM's default); one of the ROM's available modes.",
-        get: |c| optional(c.env.mode),
-        set: |c, v| c.env.mode = optional_uint(v),
-    },
-    Setting {
-        name: "difficulty",
-        aliases: &[],
-        kind: Kind::OptionalInt { min: 0, max: INT_MAX },
-        doc: "Game difficulty (None: the ROM's default); one of the ROM's available difficulties.",
-        get: |c| optional(c.env.difficulty),
-        set: |c, v| c.env.difficulty = optional_uint(v),
-    },
+    optional_setting!("mode", "Game mode (None: the ROM's default); one of the ROM's available modes.", env.mode),
+    optional_setting!(
+        "difficulty",
+        "Game difficulty (None: the ROM's default); one of the ROM's available difficulties.",
+        env.difficulty
+    ),
     // torchwm's own (ale_py has no such keyword); off, `info` has exactly ale_py's keys.
     bool_setting!(
         "episode_statistics",

@@ -16,6 +16,7 @@ from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.vector import AutoresetMode
 
 import torchwm
+from testing_support import ale_py_reset_seeds
 
 gym.register_envs(ale_py)
 
@@ -137,11 +138,6 @@ def _gymnasium_reference(game_id: str, seeds: list[int], stack: int, mode: Autor
     return gym.vector.SyncVectorEnv([factory for _ in seeds], autoreset_mode=mode)
 
 
-def _ale_seed(seed: int) -> int:
-    """The ALE seed ale_py's single AtariEnv derives from a reset seed."""
-    return int(np.random.SeedSequence(seed).generate_state(n_words=2)[1])
-
-
 GYM_GRID: list[dict[str, Any]] = [
     {},
     {"grayscale": False, "stack_num": 6},
@@ -155,7 +151,7 @@ GYM_GRID: list[dict[str, Any]] = [
 @pytest.mark.parametrize("kwargs", GYM_GRID, ids=[str(i) for i in range(len(GYM_GRID))])
 def test_matches_gymnasium_atari_preprocessing_stack(kwargs: dict[str, Any]) -> None:
     """The ALE guide's equivalence: FrameStackObservation(AtariPreprocessing(...)) in a SyncVectorEnv."""
-    seeds = [s for s in range(100) if _ale_seed(s) < 2**31][:2]
+    seeds, ale_seeds = ale_py_reset_seeds(2)
     mode = kwargs.get("autoreset_mode", AutoresetMode.NEXT_STEP)
     height, width = kwargs.get("img_height", 84), kwargs.get("img_width", 84)
     reference = _gymnasium_reference(
@@ -174,7 +170,7 @@ def test_matches_gymnasium_atari_preprocessing_stack(kwargs: dict[str, Any]) -> 
     )
     try:
         obs_e, info_e = reference.reset(seed=seeds)
-        obs_g, info_g = ours.reset(seed=np.array([_ale_seed(s) for s in seeds]))
+        obs_g, info_g = ours.reset(seed=ale_seeds)
         np.testing.assert_array_equal(obs_g, obs_e)
         rng = np.random.default_rng(9)
         for step in range(400):

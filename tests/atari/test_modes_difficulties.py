@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 
 import torchwm
+from testing_support import ale_py_reset_seeds
 from torchwm.errors import InvalidArgumentError
 
 gym.register_envs(ale_py)
-
-
-def _ale_seed(seed: int) -> int:
-    """The ALE seed ale_py's single AtariEnv derives from a reset seed."""
-    return int(np.random.SeedSequence(seed).generate_state(n_words=2)[1])
 
 
 def _reference(game_id: str, mode: int | None, difficulty: int | None, count: int) -> gym.vector.SyncVectorEnv:
@@ -40,14 +36,14 @@ def _reference(game_id: str, mode: int | None, difficulty: int | None, count: in
 def test_matches_ale_py_atari_env_with_mode_and_difficulty(
     game: str, game_id: str, mode: int | None, difficulty: int | None
 ) -> None:
-    seeds = [s for s in range(100) if _ale_seed(s) < 2**31][:2]
+    seeds, ale_seeds = ale_py_reset_seeds(2)
     reference = _reference(game_id, mode, difficulty, len(seeds))
     ours = torchwm.AtariVectorEnv(
         game, len(seeds), noop_max=0, use_fire_reset=False, reward_clipping=False, mode=mode, difficulty=difficulty
     )
     try:
         obs_e, _ = reference.reset(seed=seeds)
-        obs_g, _ = ours.reset(seed=np.array([_ale_seed(s) for s in seeds]))
+        obs_g, _ = ours.reset(seed=ale_seeds)
         np.testing.assert_array_equal(obs_g, obs_e)
         rng = np.random.default_rng(4)
         for step in range(300):

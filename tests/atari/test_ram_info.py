@@ -10,17 +10,14 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import torchwm
+from testing_support import ale_py_reset_seeds
 
 gym.register_envs(ale_py)
 
 
-def _ale_seed(seed: int) -> int:
-    return int(np.random.SeedSequence(seed).generate_state(n_words=2)[1])
-
-
 @pytest.mark.parametrize("reset_ahead", [False, True])
 def test_ram_matches_ale_py_at_every_step(reset_ahead: bool) -> None:
-    seeds = [s for s in range(100) if _ale_seed(s) < 2**31][:2]
+    seeds, ale_seeds = ale_py_reset_seeds(2)
 
     def factory() -> gym.Env:
         env = gym.make("ALE/Breakout-v5", frameskip=1, repeat_action_probability=0.0)
@@ -40,7 +37,7 @@ def test_ram_matches_ale_py_at_every_step(reset_ahead: bool) -> None:
         reset_ahead=reset_ahead,
     )
     try:
-        _, info = ours.reset(seed=np.array([_ale_seed(s) for s in seeds]))
+        _, info = ours.reset(seed=ale_seeds)
         reference.reset(seed=seeds)
         rams = lambda: np.stack([env.unwrapped.ale.getRAM() for env in reference.envs])  # noqa: E731
         assert info["ram"].dtype == np.uint8 and info["ram"].shape == (2, 128)
