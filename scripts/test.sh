@@ -15,6 +15,8 @@ export UV_CACHE_DIR="${UV_CACHE_DIR:-$root/.uv-cache}"
 start=$SECONDS
 step() { echo "== [$(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s] $*"; }
 
+# The whole run needs about 9 GB of disk (torch with its CUDA libraries is most of it): say what is free.
+step "disk free here: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 step "cargo fmt --check"
 cargo fmt --check
 
@@ -41,11 +43,15 @@ background_install() {  # log file, then uv pip install arguments
     "$uv" pip install --quiet "$@" >"$log" 2>&1 || { cat "$log"; return 1; }
 }
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT  # a failing step must not leave installs running
-background_install "$root/.deps-test.log" --python "$venv/bin/python" -r pyproject.toml --extra test &
-test_deps=$!
-background_install "$root/.deps-ray.log" --python "$ray_venv/bin/python" -r pyproject.toml --extra ray \
-    "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3" &
-ray_deps=$!
+# One after the other, in one background job: the Ray install then takes torch and its CUDA libraries
+# (about 6 GB) from uv's cache. Run side by side, both downloaded them, and the run needed twice the disk.
+install_deps() {
+    background_install "$root/.deps-test.log" --python "$venv/bin/python" -r pyproject.toml --extra test
+    background_install "$root/.deps-ray.log" --python "$ray_venv/bin/python" -r pyproject.toml --extra ray \
+        "pytest>=7" "pytest-timeout>=2.1" "stable-baselines3>=2.3"
+}
+install_deps &
+deps=$!
 
 step "cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
@@ -66,7 +72,7 @@ PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig" "$venv/bin/maturin" b
 wheel311=$(ls "$root"/dist/torchwm-*-cp311-*manylinux_2_28_x86_64.whl)
 
 step "pip install <wheel>[test]"
-wait "$test_deps"
+wait "$deps"
 "$uv" pip install --quiet --python "$venv/bin/python" "$wheel311[test]"
 
 step "mypy python/torchwm"
@@ -104,7 +110,6 @@ step "pytest (against the installed 3.11 wheel)"
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
 step "Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
-wait "$ray_deps"
 # stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
 "$uv" pip install --quiet --python "$ray_venv/bin/python" "$wheel311[ray]" "pytest>=7" "pytest-timeout>=2.1" \
     "stable-baselines3>=2.3"
