@@ -5,7 +5,7 @@
 //!   checked against a known sha256 (`build/ale_source.rs`) and passed on to the crate as
 //!   `TORCHWM_ALE_VERSION`.
 //! - ALE is compiled from its source with our edits (`build/ale_edits.rs`, which reach the C++ in
-//!   `src/ffi/tia/` and `src/ffi/cpu/`), warnings off (its code, not ours). Its library is reused while nothing it is
+//!   `src/ffi/tia/`, `src/ffi/cpu/` and `src/ffi/ale_env/`), warnings off (its code, not ours). Its library is reused while nothing it is
 //!   built from changed, so changing the shim does not recompile ALE.
 //! - The shim is compiled on its own with warnings on; ALE's headers are system headers to it.
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
@@ -48,14 +48,16 @@ fn main() {
     // The shim first: its objects need ALE's, and a static library must come before those it needs.
     let mut shim = cpp_build(&generated, &ale_src, &sanitize, true);
     shim.warnings(true).extra_warnings(true).flag("-Wshadow").flag("-Wconversion");
+    // ALE's edited headers include our `.inc` files from `src/ffi` (`ale_env/`).
+    shim.include(manifest_dir.join("src/ffi"));
     shim.file(manifest_dir.join("src/ffi/ale_shim.cpp"));
     shim.compile("torchwm_shim");
 
     let mut ale = cpp_build(&generated, &ale_src, &sanitize, false);
-    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/` and `cpu/` files
+    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/` and `ale_env/` files
     // its edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
-    let edits = [manifest_dir.join("src/ffi/tia"), manifest_dir.join("src/ffi/cpu")];
+    let edits = ["tia", "cpu", "ale_env"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
 }

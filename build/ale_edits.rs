@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 6] = [
+pub const PATCHES: [FilePatch; 7] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -113,6 +113,16 @@ pub const PATCHES: [FilePatch; 6] = [
                 text: "#endif\n#include \"cpu/execute.inc\"\n\n",
             },
         ],
+    },
+    // ALE's cloneState leaves out the actions that sticky actions repeat (the last ones applied), so a
+    // restored env could repeat another env's action: torchwm's env states save and restore them too.
+    FilePatch {
+        file: "ale/environment/stella_environment.hpp",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "  StellaEnvironment(stella::OSystem* system, RomSettings* settings);\n",
+            text: "#include \"ale_env/sticky_actions.inc\"\n",
+        }],
     },
 ];
 

@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 from typing import Any
 
-from torchwm.atari import AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
+from torchwm.atari import AtariEnvState, AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
 from torchwm.atari.registration import register_atari_envs
 from torchwm.envs import make_env
 from torchwm.errors import (
@@ -52,6 +52,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "AleError",
     "AlreadyPendingCallError",
+    "AtariEnvState",
     "AtariVectorEnv",
     "ClosedEnvironmentError",
     "EnvStateError",

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use crate::error::{Error, Result};
-use crate::ffi::{self, c_string, RawAle, RawState};
+use crate::ffi::{self, c_string, RawAle, RawState, StickyActions};
 
 mod noop_rng;
 pub(crate) use noop_rng::NoopRng;
@@ -44,6 +44,18 @@ pub fn is_supported_rom(path: &Path) -> Result<bool> {
         return Err(Error::RomNotFound(path.display().to_string()));
     }
     ffi::rom_is_supported(&c_string("ROM path", &path.to_string_lossy())?)
+}
+
+/// All of an emulator's state that a saved env needs: ALE's own (`cloneState(include_rng=true)`,
+/// serialized as ale_py pickles it) and what that leaves out, the actions that sticky actions repeat
+/// and the screen-sized start of the TIA's two frame buffers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EmulatorState {
+    pub ale_state: Vec<u8>,
+    /// Players A and B: the action (ALE id) and paddle strength sticky actions repeat.
+    pub sticky_actions: [(i32, f32); 2],
+    pub current_frame: Vec<u8>,
+    pub previous_frame: Vec<u8>,
 }
 
 /// One emulator. Not `Sync`: it is stepped by one thread at a time (it is `Send`).
@@ -230,5 +242,44 @@ impl Ale {
     }
     pub fn restore_state(&mut self, state: &AleState) -> Result<()> {
         self.raw.restore_state(&state.raw)
+    }
+
+    /// ALE's `cloneState(include_rng=true).serialize()`, the bytes ale_py's `ALEState.serialize()` gives.
+    pub fn serialize_state(&mut self) -> Result<Vec<u8>> {
+        self.raw.serialize_state()
+    }
+    /// Restores [`serialize_state`](Self::serialize_state)'s bytes, saved from the same ROM.
+    pub fn restore_serialized_state(&mut self, bytes: &[u8]) -> Result<()> {
+        self.raw.restore_serialized_state(bytes)
+    }
+
+    /// Everything of the emulator that [`restore_emulator`](Self::restore_emulator) puts back.
+    pub fn save_emulator(&mut self) -> Result<EmulatorState> {
+        let (height, width) = self.screen_dims()?;
+        let (mut current_frame, mut previous_frame) = (vec![0; height * width], vec![0; height * width]);
+        self.raw.frame_buffers(&mut current_frame, &mut previous_frame)?;
+        let sticky = self.raw.sticky_actions()?;
+        Ok(EmulatorState {
+            ale_state: self.serialize_state()?,
+            sticky_actions: [
+                (sticky.player_a_action, sticky.paddle_a_strength),
+                (sticky.player_b_action, sticky.paddle_b_strength),
+            ],
+            current_frame,
+            previous_frame,
+        })
+    }
+
+    /// Puts back a state saved from an emulator of the same ROM (which the caller checks: ALE does not).
+    pub fn restore_emulator(&mut self, state: &EmulatorState) -> Result<()> {
+        let [(player_a_action, paddle_a_strength), (player_b_action, paddle_b_strength)] = state.sticky_actions;
+        self.restore_serialized_state(&state.ale_state)?;
+        self.raw.set_sticky_actions(&StickyActions {
+            player_a_action,
+            player_b_action,
+            paddle_a_strength,
+            paddle_b_strength,
+        })?;
+        self.raw.set_frame_buffers(&state.current_frame, &state.previous_frame)
     }
 }

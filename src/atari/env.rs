@@ -7,13 +7,14 @@
 use std::path::{Path, PathBuf};
 
 use super::config::{AtariConfig, ObsFormat};
+use super::env_state::AtariEnvState;
 use crate::ale::{Ale, NoopRng, ACTION_FIRE, ACTION_NOOP, RAM_SIZE};
 use crate::error::{Error, Result};
 use crate::preprocess::{FramePooler, FrameStack, Resizer};
 
 /// An episode that a step ended: game over, the frame limit, or (under `episodic_life`) a lost life,
 /// after which ale_py 0.12.1's reset starts a new game. Not a life lost under `life_loss_info` alone.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EpisodeStats {
     /// Sum of the unclipped rewards of its steps.
     pub raw_return: i64,
@@ -34,7 +35,7 @@ impl Default for Ram {
 }
 
 /// Scalars of one env after a step or reset, as reported in a batch, and its RAM then.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StepOutput {
     pub reward: i32,
     /// The step's reward before clipping (0 after a reset).
@@ -301,6 +302,61 @@ impl AtariEnv {
     /// Writes the stacked observation, oldest frame first, into `dst`.
     pub fn write_obs(&self, dst: &mut [u8]) {
         self.stack.write_linear(dst);
+    }
+
+    /// Everything that makes the next step what it would have been (see [`AtariEnvState`]).
+    pub fn save_state(&mut self) -> Result<AtariEnvState> {
+        Ok(AtariEnvState {
+            emulator: self.ale.save_emulator()?,
+            noop_rng: self.noop_rng.position(),
+            raw_frames: self.raw_frames.clone(),
+            pooled: self.pooler.pooled().to_vec(),
+            pooler_flags: self.pooler.flags(),
+            stack: (self.stack.frames().to_vec(), self.stack.next_index()),
+            elapsed_frames: self.elapsed_frames,
+            game_over: self.game_over,
+            lives: self.lives,
+            was_life_lost: self.was_life_lost,
+            reward: self.reward,
+            raw_reward: self.raw_reward,
+            raw_return: self.raw_return,
+            episode_steps: self.episode_steps,
+            action_index: self.action_index,
+            paddle_strength: self.paddle_strength,
+            pending_seed: self.pending_seed,
+        })
+    }
+
+    /// Puts back a state saved from an env of the same game and settings, whose sizes
+    /// [`AtariEnvState::fits`] checked.
+    pub fn restore_state(&mut self, state: &AtariEnvState) -> Result<()> {
+        debug_assert!(state.fits(self), "the caller checks the state's sizes");
+        self.ale.restore_emulator(&state.emulator)?;
+        self.noop_rng.restore_position(state.noop_rng);
+        self.raw_frames.clone_from(&state.raw_frames);
+        self.pooler.restore(&state.pooled, state.pooler_flags);
+        self.stack.restore(&state.stack.0, state.stack.1);
+        self.elapsed_frames = state.elapsed_frames;
+        self.game_over = state.game_over;
+        self.lives = state.lives;
+        self.was_life_lost = state.was_life_lost;
+        self.reward = state.reward;
+        self.raw_reward = state.raw_reward;
+        self.raw_return = state.raw_return;
+        self.episode_steps = state.episode_steps;
+        self.action_index = state.action_index;
+        self.paddle_strength = state.paddle_strength;
+        self.pending_seed = state.pending_seed;
+        Ok(())
+    }
+
+    /// `(raw frame, pooled frame, frame stack)` sizes in bytes, which a restored state must have.
+    pub(super) fn state_sizes(&self) -> (usize, usize, usize) {
+        (self.raw_frames[0].len(), self.pooler.pooled().len(), self.stack.frames().len())
+    }
+
+    pub(super) fn stack_num(&self) -> usize {
+        self.stack.stack_num()
     }
 
     fn capture_screen(&mut self, index: usize) -> Result<()> {

@@ -44,6 +44,9 @@ void set_error(const char* message) noexcept {
     return 0;                                   \
   } catch (const std::exception& e) {           \
     set_error(e.what());                        \
+  } catch (const char* message) {               \
+    /* Stella's (de)serializer throws these */  \
+    set_error(message);                         \
   } catch (...) {                               \
     set_error("unknown C++ exception");         \
   }                                             \
@@ -277,5 +280,65 @@ int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) noexcept {
 int twm_ale_restore_state(TwmAle* ale, const TwmState* state) noexcept { TWM_PROTECT(loaded(ale).restoreState(state->state)) }
 // Destructors are noexcept: nothing to catch.
 void twm_state_free(TwmState* state) noexcept { delete state; }
+
+int twm_ale_serialize_state(TwmAle* ale, uint8_t* buf, size_t cap, size_t* size) noexcept {
+  TWM_PROTECT({
+    const std::string bytes = loaded(ale).cloneState(true).serialize();
+    *size = bytes.size();
+    std::memcpy(buf, bytes.data(), std::min(cap, bytes.size()));
+  })
+}
+int twm_ale_restore_serialized_state(TwmAle* ale, const uint8_t* buf, size_t len) noexcept {
+  TWM_PROTECT({
+    ale::ALEInterface& interface = loaded(ale);
+    const ale::ALEState state(std::string(reinterpret_cast<const char*>(buf), len));
+    interface.restoreState(state);
+  })
+}
+
+namespace {
+TwmStickyActions to_c(const ale::StellaEnvironment::StickyActions& sticky) {
+  return {static_cast<int>(sticky.player_a_action), static_cast<int>(sticky.player_b_action),
+          sticky.paddle_a_strength, sticky.paddle_b_strength};
+}
+ale::StellaEnvironment::StickyActions from_c(const TwmStickyActions& sticky) {
+  return {static_cast<ale::Action>(sticky.player_a_action), static_cast<ale::Action>(sticky.player_b_action),
+          sticky.paddle_a_strength, sticky.paddle_b_strength};
+}
+}  // namespace
+
+int twm_ale_sticky_actions(const TwmAle* ale, TwmStickyActions* out) noexcept {
+  TWM_PROTECT(*out = to_c(loaded(ale).environment->getStickyActions()))
+}
+int twm_ale_set_sticky_actions(TwmAle* ale, const TwmStickyActions* sticky) noexcept {
+  TWM_PROTECT(loaded(ale).environment->setStickyActions(from_c(*sticky)))
+}
+
+namespace {
+ale::stella::MediaSource& media_source(const ale::ALEInterface& interface, size_t len) {
+  ale::stella::MediaSource& media = interface.theOSystem->console().mediaSource();
+  const size_t screen = size_t{media.height()} * media.width();
+  if (len != screen) {
+    throw std::length_error("frame buffers are saved screen-sized: " + std::to_string(screen) + " bytes, got " +
+                            std::to_string(len));
+  }
+  return media;
+}
+}  // namespace
+
+int twm_ale_frame_buffers(const TwmAle* ale, uint8_t* current, uint8_t* previous, size_t len) noexcept {
+  TWM_PROTECT({
+    const ale::stella::MediaSource& media = media_source(loaded(ale), len);
+    std::memcpy(current, media.currentFrameBuffer(), len);
+    std::memcpy(previous, media.previousFrameBuffer(), len);
+  })
+}
+int twm_ale_set_frame_buffers(TwmAle* ale, const uint8_t* current, const uint8_t* previous, size_t len) noexcept {
+  TWM_PROTECT({
+    const ale::stella::MediaSource& media = media_source(loaded(ale), len);
+    std::memcpy(media.currentFrameBuffer(), current, len);
+    std::memcpy(media.previousFrameBuffer(), previous, len);
+  })
+}
 
 }  // extern "C"

@@ -73,6 +73,27 @@ int twm_ale_clone_state(TwmAle* ale, int include_rng, TwmState** out) TWM_NOEXCE
 int twm_ale_restore_state(TwmAle* ale, const TwmState* state) TWM_NOEXCEPT;
 void twm_state_free(TwmState* state) TWM_NOEXCEPT;
 
+/* The emulator's state as bytes: ALE's cloneState(include_rng=true).serialize(), the bytes ale_py's
+ * ALEState pickles. Writes min(cap, *size) bytes; *size is the whole length (call again with a buffer
+ * that large when it exceeds cap). Restoring needs the same ROM loaded. */
+int twm_ale_serialize_state(TwmAle* ale, uint8_t* buf, size_t cap, size_t* size) TWM_NOEXCEPT;
+int twm_ale_restore_serialized_state(TwmAle* ale, const uint8_t* buf, size_t len) TWM_NOEXCEPT;
+
+/* What ALE's states leave out. The actions and paddle strengths that sticky actions repeat: */
+typedef struct TwmStickyActions {
+  int player_a_action;
+  int player_b_action;
+  float paddle_a_strength;
+  float paddle_b_strength;
+} TwmStickyActions;
+int twm_ale_sticky_actions(const TwmAle* ale, TwmStickyActions* out) TWM_NOEXCEPT;
+int twm_ale_set_sticky_actions(TwmAle* ale, const TwmStickyActions* sticky) TWM_NOEXCEPT;
+/* and the screen-sized start of the TIA's two frame buffers (a frame shorter than the screen leaves
+ * rows of earlier frames in view). `len` is each buffer's length: exactly height * width. */
+int twm_ale_frame_buffers(const TwmAle* ale, uint8_t* current, uint8_t* previous, size_t len) TWM_NOEXCEPT;
+int twm_ale_set_frame_buffers(TwmAle* ale, const uint8_t* current, const uint8_t* previous,
+                              size_t len) TWM_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

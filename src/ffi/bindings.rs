@@ -13,6 +13,16 @@ pub(super) struct TwmState {
     _private: [u8; 0],
 }
 
+/// `TwmStickyActions`: the actions and paddle strengths that sticky actions repeat.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TwmStickyActions {
+    pub player_a_action: c_int,
+    pub player_b_action: c_int,
+    pub paddle_a_strength: f32,
+    pub paddle_b_strength: f32,
+}
+
 extern "C" {
     pub(super) fn twm_last_error() -> *const c_char;
     pub(super) fn twm_set_logger_mode(mode: c_int) -> c_int;
@@ -66,4 +76,15 @@ extern "C" {
     pub(super) fn twm_ale_clone_state(ale: *mut TwmAle, include_rng: c_int, out: *mut *mut TwmState) -> c_int;
     pub(super) fn twm_ale_restore_state(ale: *mut TwmAle, state: *const TwmState) -> c_int;
     pub(super) fn twm_state_free(state: *mut TwmState);
+    pub(super) fn twm_ale_serialize_state(ale: *mut TwmAle, buf: *mut u8, cap: usize, size: *mut usize) -> c_int;
+    pub(super) fn twm_ale_restore_serialized_state(ale: *mut TwmAle, buf: *const u8, len: usize) -> c_int;
+    pub(super) fn twm_ale_sticky_actions(ale: *const TwmAle, out: *mut TwmStickyActions) -> c_int;
+    pub(super) fn twm_ale_set_sticky_actions(ale: *mut TwmAle, sticky: *const TwmStickyActions) -> c_int;
+    pub(super) fn twm_ale_frame_buffers(ale: *const TwmAle, current: *mut u8, previous: *mut u8, len: usize) -> c_int;
+    pub(super) fn twm_ale_set_frame_buffers(
+        ale: *mut TwmAle,
+        current: *const u8,
+        previous: *const u8,
+        len: usize,
+    ) -> c_int;
 }

@@ -13,6 +13,7 @@ mod fork;
 mod raw_ale;
 mod thread_priority;
 
+pub(crate) use bindings::TwmStickyActions as StickyActions;
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
 pub(crate) use fork::fork_generation;
 pub(crate) use raw_ale::{RawAle, RawState};

@@ -218,6 +218,51 @@ impl RawAle {
         // SAFETY: both handles are live; the state is only read.
         check(unsafe { twm_ale_restore_state(self.mut_ptr(), state.ptr.as_ptr()) })
     }
+
+    /// ALE's `cloneState(include_rng=true).serialize()`.
+    pub(crate) fn serialize_state(&mut self) -> Result<Vec<u8>> {
+        let mut bytes = vec![0u8; 8192];
+        let mut size = 0usize;
+        // SAFETY: live handle; the shim writes at most `bytes.len()` bytes and the whole size to `size`.
+        check(unsafe { twm_ale_serialize_state(self.mut_ptr(), bytes.as_mut_ptr(), bytes.len(), &mut size) })?;
+        if size > bytes.len() {
+            bytes.resize(size, 0);
+            // SAFETY: as above, with the buffer grown to the reported size.
+            check(unsafe { twm_ale_serialize_state(self.mut_ptr(), bytes.as_mut_ptr(), bytes.len(), &mut size) })?;
+        }
+        bytes.truncate(size);
+        Ok(bytes)
+    }
+    /// Restores what [`serialize_state`](Self::serialize_state) wrote, for the same ROM.
+    pub(crate) fn restore_serialized_state(&mut self, bytes: &[u8]) -> Result<()> {
+        // SAFETY: live handle; the shim reads exactly `bytes.len()` bytes, and ALE's deserializer
+        // throws (caught in the shim) rather than read past the string it was given.
+        check(unsafe { twm_ale_restore_serialized_state(self.mut_ptr(), bytes.as_ptr(), bytes.len()) })
+    }
+    pub(crate) fn sticky_actions(&self) -> Result<TwmStickyActions> {
+        out_value!(twm_ale_sticky_actions(self.const_ptr()), TwmStickyActions::default())
+    }
+    pub(crate) fn set_sticky_actions(&mut self, sticky: &TwmStickyActions) -> Result<()> {
+        // SAFETY: live handle; the struct is only read.
+        check(unsafe { twm_ale_set_sticky_actions(self.mut_ptr(), sticky) })
+    }
+    /// The screen-sized start of the TIA's current and previous frame buffers (`len` bytes each).
+    pub(crate) fn frame_buffers(&self, current: &mut [u8], previous: &mut [u8]) -> Result<()> {
+        if current.len() != previous.len() {
+            return Err(Error::InvalidArgument("the two frame buffers must have one length".into()));
+        }
+        // SAFETY: live handle; both buffers hold `len` bytes, and the shim checks `len` is the screen's size.
+        check(unsafe {
+            twm_ale_frame_buffers(self.const_ptr(), current.as_mut_ptr(), previous.as_mut_ptr(), current.len())
+        })
+    }
+    pub(crate) fn set_frame_buffers(&mut self, current: &[u8], previous: &[u8]) -> Result<()> {
+        if current.len() != previous.len() {
+            return Err(Error::InvalidArgument("the two frame buffers must have one length".into()));
+        }
+        // SAFETY: as in frame_buffers; the shim only reads the two buffers.
+        check(unsafe { twm_ale_set_frame_buffers(self.mut_ptr(), current.as_ptr(), previous.as_ptr(), current.len()) })
+    }
 }
 
 /// A snapshot of an emulator (`ale::ALEState`), owned.

@@ -47,6 +47,21 @@ impl FrameStack {
         self.next = (self.next + 1) % self.stack_num;
     }
 
+    /// The frames as stored (circular) and the slot the next frame goes into, for a saved env.
+    pub fn frames(&self) -> &[u8] {
+        &self.frames
+    }
+    pub fn next_index(&self) -> usize {
+        self.next
+    }
+
+    /// Puts back saved [`frames`](Self::frames) and [`next_index`](Self::next_index).
+    pub fn restore(&mut self, frames: &[u8], next: usize) {
+        assert!(next < self.stack_num, "the next slot must be one of the stack's");
+        self.frames.copy_from_slice(frames);
+        self.next = next;
+    }
+
     /// Copies the stack oldest-first into `dst` (exactly `stacked_size()` bytes).
     pub fn write_linear(&self, dst: &mut [u8]) {
         assert_eq!(dst.len(), self.frames.len(), "destination must hold one whole stack");

@@ -52,6 +52,24 @@ impl FramePooler {
         self.previous_is_black = true;
     }
 
+    /// The last pooled frame (what the next pool starts from when no new frame was captured).
+    pub fn pooled(&self) -> &[u8] {
+        &self.pooled
+    }
+
+    /// `(newest_is_new, previous_is_black)`: what was captured since the last pool.
+    pub fn flags(&self) -> (bool, bool) {
+        (self.newest_is_new, self.previous_is_black)
+    }
+
+    /// Puts back a saved [`pooled`](Self::pooled) frame and [`flags`](Self::flags). The rows cache is
+    /// dropped: the next pool computes every row.
+    pub fn restore(&mut self, pooled: &[u8], (newest_is_new, previous_is_black): (bool, bool)) {
+        self.pooled.copy_from_slice(pooled);
+        (self.newest_is_new, self.previous_is_black) = (newest_is_new, previous_is_black);
+        self.seen_valid = false;
+    }
+
     /// Pools the raw frames: `max(palette[newest], palette[previous])` per channel (see
     /// `pool_frames` for the cases without a new or a previous frame). Returns the pooled frame
     /// and the rows that changed since the last call (`None`: any may have).

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use numpy::ndarray::IxDyn;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::ale::{self as core_ale, LogLevel};
 use crate::error::Error;
@@ -149,6 +150,15 @@ impl Ale {
     }
     fn restore_state(&self, state: &AleState) -> PyResult<()> {
         self.with(|a| a.restore_state(&state.inner))
+    }
+    /// `cloneState(include_rng=True).serialize()`: the bytes of ale_py's `ALEState.serialize()`.
+    fn serialize_state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.with(|a| a.serialize_state())?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+    /// Restores bytes from `serialize_state` (or ale_py's `ALEState.serialize()`) of the loaded ROM.
+    fn restore_serialized_state(&self, state: &Bound<'_, PyBytes>) -> PyResult<()> {
+        self.with(|a| a.restore_serialized_state(state.as_bytes()))
     }
 }
 

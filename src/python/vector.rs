@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use numpy::ndarray::IxDyn;
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 use super::settings::{config_from_keywords, settings_dict};
 use super::{check_signals, enter_core};
@@ -255,6 +255,23 @@ impl AtariVectorCore {
         let batch = enter_core(py, || inner.recv())?;
         drop(guard);
         self.step_tuple(py, batch)
+    }
+
+    /// One saved state (bytes) per env of `env_ids`, between steps, in sync mode.
+    fn clone_states<'py>(&self, py: Python<'py>, env_ids: Vec<usize>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        let states = enter_core(py, || inner.clone_states(&env_ids))?;
+        drop(guard);
+        Ok(states.iter().map(|state| PyBytes::new(py, state)).collect())
+    }
+
+    /// Puts `states[i]` (from `clone_states`) into env `env_ids[i]`; every state is checked first.
+    fn restore_states(&self, py: Python<'_>, env_ids: Vec<usize>, states: Vec<Bound<'_, PyBytes>>) -> PyResult<()> {
+        let states: Vec<&[u8]> = states.iter().map(|state| state.as_bytes()).collect();
+        let mut guard = self.lock()?;
+        let inner = &mut *guard;
+        enter_core(py, || inner.restore_states(&env_ids, &states))
     }
 
     /// Every env's current screen -> uint8 array (num_envs, height, width, 3), RGB.

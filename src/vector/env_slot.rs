@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 use super::action_queue::Job;
 use super::config::AutoresetMode;
 pub(crate) use super::reset_ahead::ResetAhead;
+use super::saved_state::SlotState;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{panic_message, Error, Result};
 
@@ -64,6 +65,34 @@ impl EnvSlot {
                 self.output = self.env.output()?;
             }
         }
+        Ok(())
+    }
+
+    /// The env's state with what the vectorizer keeps beside it. A reset queued ahead runs now: it is
+    /// the reset the next step would take.
+    pub fn save(&mut self) -> Result<SlotState> {
+        let EnvSlot { env, ahead, .. } = self;
+        ahead.run(env);
+        let reset_ahead = ahead.saved()?;
+        Ok(SlotState { env: self.env.save_state()?, output: self.output, reset_ahead })
+    }
+
+    /// Whether `state`'s buffers have this env's sizes (its settings were checked equal already).
+    pub fn fits(&self, state: &SlotState) -> Result<bool> {
+        let (height, width) = self.env.screen_dims()?;
+        let ahead_fits = state.reset_ahead.as_ref().map_or(true, |saved| {
+            saved.ended_obs.len() == self.env.stacked_obs_size()
+                && Some(saved.ended_screen.len()) == height.checked_mul(width * 3)
+        });
+        Ok(ahead_fits && state.env.fits(&self.env))
+    }
+
+    /// Puts back a state that [`fits`](Self::fits).
+    pub fn restore(&mut self, state: &SlotState) -> Result<()> {
+        self.env.restore_state(&state.env)?;
+        self.output = state.output;
+        self.has_final_obs = false;
+        self.ahead.restore(state.reset_ahead.as_ref());
         Ok(())
     }
 

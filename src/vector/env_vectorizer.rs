@@ -20,6 +20,7 @@ use crate::ffi::fork_generation;
 
 mod batches;
 mod render;
+mod saved_states;
 
 pub struct AtariVectorEnv {
     config: VectorConfig,
@@ -176,15 +177,7 @@ impl AtariVectorEnv {
         if let Some(bad) = seeds.iter().flatten().find(|&&seed| i32::try_from(seed).is_err()) {
             return Err(Error::InvalidArgument(format!("seeds must be in [0, 2**31), got {bad}")));
         }
-        let mut is_reset = vec![false; num_envs];
-        for &env_id in env_ids {
-            if env_id >= num_envs {
-                return Err(Error::InvalidArgument(format!("reset env id {env_id} is out of range [0, {num_envs})")));
-            }
-            if std::mem::replace(&mut is_reset[env_id], true) {
-                return Err(Error::InvalidArgument(format!("reset has a duplicate env id {env_id}")));
-            }
-        }
+        self.check_env_ids("reset", env_ids)?;
         let partial = env_ids.len() != num_envs;
         // ale_py 0.12.1's rules and wording.
         if partial && (!self.has_reset || self.broken.is_some()) {
@@ -201,6 +194,21 @@ impl AtariVectorEnv {
             )));
         }
         Ok(partial)
+    }
+
+    /// Env ids for `call`: each in range, none twice.
+    fn check_env_ids(&self, call: &str, env_ids: &[usize]) -> Result<()> {
+        let num_envs = self.config.num_envs;
+        let mut seen = vec![false; num_envs];
+        for &env_id in env_ids {
+            if env_id >= num_envs {
+                return Err(Error::InvalidArgument(format!("{call} env id {env_id} is out of range [0, {num_envs})")));
+            }
+            if std::mem::replace(&mut seen[env_id], true) {
+                return Err(Error::InvalidArgument(format!("{call} has a duplicate env id {env_id}")));
+            }
+        }
+        Ok(())
     }
 
     /// Queues one step for each env of the last batch: `action_indices[i]` (an index into

@@ -4,7 +4,8 @@
 //! `worker_pool` (a rayon pool) runs them on `env_slot`s and reports completions,
 //! `batch_result` is the batch handed to the caller, filled from the finished envs, and
 //! `env_vectorizer` ties them together with the send/recv protocol; `reset_ahead` runs the resets
-//! of next-step autoreset while the caller computes its policy.
+//! of next-step autoreset while the caller computes its policy; `saved_state` encodes saved envs
+//! (`clone_states` / `restore_states`).
 //! `settings` defines every keyword of the Python `AtariVectorEnv` once; `VectorConfig::validate`
 //! checks them all, before anything is allocated.
 mod action_queue;
@@ -13,6 +14,7 @@ mod config;
 mod env_slot;
 mod env_vectorizer;
 mod reset_ahead;
+mod saved_state;
 mod settings;
 mod worker_pool;
 

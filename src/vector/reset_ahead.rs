@@ -8,6 +8,7 @@
 //!
 //! Until its result is taken the env must still look as the ended episode left it: its observation
 //! and screen are kept here, for a partial `reset` (which reports envs it leaves out) and `render`.
+use super::saved_state::SavedReset;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{Error, Result};
 
@@ -70,6 +71,33 @@ impl ResetAhead {
     /// of it can show.
     pub fn cancel(&mut self) {
         self.state = State::Idle;
+    }
+
+    /// For a saved env: the reset's result and what the ended episode showed, once it has run;
+    /// `None` when no reset is ahead. A reset still queued must be [`run`](Self::run) first.
+    pub fn saved(&self) -> Result<Option<SavedReset>> {
+        match &self.state {
+            State::Idle => Ok(None),
+            State::Done(output) => Ok(Some(SavedReset {
+                output: *output,
+                ended_obs: self.ended_obs.clone(),
+                ended_screen: self.ended_screen.clone(),
+            })),
+            State::Failed(error) => Err(error.clone()),
+            State::Queued => Err(Error::InvalidState("a reset ahead is still queued".into())),
+        }
+    }
+
+    /// Puts back what [`saved`](Self::saved) returned.
+    pub fn restore(&mut self, saved: Option<&SavedReset>) {
+        self.state = match saved {
+            None => State::Idle,
+            Some(saved) => {
+                self.ended_obs.clone_from(&saved.ended_obs);
+                self.ended_screen.clone_from(&saved.ended_screen);
+                State::Done(saved.output)
+            }
+        };
     }
 
     fn has_run(&self) -> bool {

@@ -9,6 +9,7 @@ a rejected call.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
@@ -19,6 +20,7 @@ from gymnasium.vector.utils import batch_space
 
 from torchwm import _core
 from torchwm._vector_args import FirstResetSeed, parse_reset_mask, parse_seeds, split_options
+from torchwm.atari.env_state import AtariEnvState, parse_env_ids, state_bytes
 from torchwm.atari.rendering import check_can_render, check_render_mode
 from torchwm.atari.roms import rom_path
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
@@ -188,6 +190,26 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the next batch: the first ``batch_size`` envs to finish (see ``info["env_id"]``)."""
         return self._live_core().recv()
+
+    def clone_states(self, env_ids: Sequence[int] | np.ndarray | None = None) -> list[AtariEnvState]:
+        """One :class:`AtariEnvState` per env of ``env_ids`` (all when None), taken between steps
+        (sync mode). Restoring one and stepping the same actions gives bit-identical results to the env
+        it was taken from.
+        """
+        core = self._live_core()
+        ids = parse_env_ids(env_ids, self.num_envs, "clone_states")
+        return [AtariEnvState(self.game, data) for data in core.clone_states(ids)]
+
+    def restore_states(
+        self, states: Sequence[AtariEnvState], env_ids: Sequence[int] | np.ndarray | None = None
+    ) -> None:
+        """Puts ``states[i]`` into env ``env_ids[i]`` (all envs, in order, when None), between steps.
+        A state of another game, other settings or another torchwm version, or damaged, raises
+        :class:`~torchwm.errors.InvalidArgumentError` and no env is changed.
+        """
+        core = self._live_core()
+        data = state_bytes(states)
+        core.restore_states(parse_env_ids(env_ids, self.num_envs, "restore_states"), data)
 
     def render(self) -> tuple[np.ndarray, ...]:
         """Each env's current screen, RGB uint8 ``(210, 160, 3)``, in env order (needs ``render_mode="rgb_array"``)."""
