@@ -3,6 +3,7 @@
 use std::fmt::Display;
 use std::ops::RangeInclusive;
 
+use crate::ale::RAM_SIZE;
 use crate::error::{Error, Result};
 
 /// ALE stores counts in a C `int`.
@@ -25,18 +26,22 @@ pub fn check_int(name: &str, value: impl TryInto<i64> + Display + Copy, range: &
         _ => Err(out_of_range(name, range, value, "an integer")),
     }
 }
+/// What an observation's frames are: the screen (grayscale or RGB, preprocessed), or the RAM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObsFormat {
     Grayscale,
     Rgb,
+    /// The console's 128 bytes of RAM after each step (ale_py's `obs_type="ram"`).
+    Ram,
 }
 
 impl ObsFormat {
-    pub fn channels(self) -> usize {
-        match self {
-            ObsFormat::Grayscale => 1,
-            ObsFormat::Rgb => 3,
-        }
+    /// The names of the `obs_type` keyword, in the order of ale_py's `AtariEnv`.
+    pub const NAMES: [(&'static str, ObsFormat); 3] =
+        [("rgb", ObsFormat::Rgb), ("grayscale", ObsFormat::Grayscale), ("ram", ObsFormat::Ram)];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, format)| *format == self).map_or("?", |(name, _)| name)
     }
 }
 
@@ -88,9 +93,24 @@ impl Default for AtariConfig {
 }
 
 impl AtariConfig {
+    /// The shape of one processed frame: `(img_height, img_width)` grayscale, `(img_height, img_width,
+    /// 3)` RGB, `(128,)` RAM.
+    pub fn frame_shape(&self) -> Vec<usize> {
+        match self.obs_format {
+            ObsFormat::Grayscale => vec![self.img_height, self.img_width],
+            ObsFormat::Rgb => vec![self.img_height, self.img_width, 3],
+            ObsFormat::Ram => vec![RAM_SIZE],
+        }
+    }
+
+    /// The shape of one stacked observation: `stack_num`, then [`frame_shape`](Self::frame_shape).
+    pub fn obs_shape(&self) -> Vec<usize> {
+        std::iter::once(self.stack_num).chain(self.frame_shape()).collect()
+    }
+
     /// Bytes of one processed frame.
     pub fn frame_size(&self) -> usize {
-        self.img_height * self.img_width * self.obs_format.channels()
+        self.frame_shape().iter().product()
     }
 
     /// Bytes of one stacked observation.
@@ -101,9 +121,7 @@ impl AtariConfig {
     /// [`stacked_obs_size`](Self::stacked_obs_size) computed without overflow, for any settings
     /// (`VectorConfig::validate` decides with it whether the buffers fit before any is allocated).
     pub fn stacked_obs_bytes(&self) -> u128 {
-        [self.img_height, self.img_width, self.obs_format.channels(), self.stack_num]
-            .iter()
-            .fold(1u128, |bytes, &factor| bytes.saturating_mul(factor as u128))
+        self.obs_shape().iter().fold(1u128, |bytes, &factor| bytes.saturating_mul(factor as u128))
     }
 
     /// The one check of these settings: each in its range, then those that bound each other.

@@ -51,6 +51,30 @@ pub struct StepOutput {
     pub ram: Ram,
 }
 
+/// The last two captured raw frames (palette indices), and what turns them into an observation frame.
+struct Pixels {
+    /// `[0]` the newest, `[1]` the one before.
+    raw_frames: [Vec<u8>; 2],
+    /// Turns them into the pooled grayscale or RGB frame.
+    pooler: FramePooler,
+    resizer: Resizer,
+}
+
+impl Pixels {
+    fn new(ale: &Ale, config: &AtariConfig) -> Result<Self> {
+        let (raw_h, raw_w) = ale.screen_dims()?;
+        let (palette, channels) = match config.obs_format {
+            ObsFormat::Rgb => (ale.rgb_palette()?, 3),
+            _ => (ale.grayscale_palette()?, 1),
+        };
+        Ok(Self {
+            raw_frames: [vec![0; raw_h * raw_w], vec![0; raw_h * raw_w]],
+            pooler: FramePooler::new(palette, channels, raw_h, raw_w),
+            resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),
+        })
+    }
+}
+
 pub struct AtariEnv {
     ale: Ale,
     rom_path: PathBuf,
@@ -58,11 +82,8 @@ pub struct AtariEnv {
     action_set: Vec<i32>,
     has_fire_action: bool,
     noop_rng: NoopRng,
-    /// The last two captured raw frames (palette indices): `[0]` the newest, `[1]` the one before.
-    raw_frames: [Vec<u8>; 2],
-    /// Turns them into the pooled grayscale or RGB frame.
-    pooler: FramePooler,
-    resizer: Resizer,
+    /// Screen observations' pipeline; `None` for RAM observations.
+    pixels: Option<Pixels>,
     stack: FrameStack,
     elapsed_frames: u32,
     game_over: bool,
@@ -132,12 +153,7 @@ impl AtariEnv {
         apply_mode_and_difficulty(&mut ale, config, rom_path)?;
         let action_set = if config.full_action_space { ale.legal_action_set()? } else { ale.minimal_action_set()? };
         let has_fire_action = action_set.contains(&ACTION_FIRE);
-        let (raw_h, raw_w) = ale.screen_dims()?;
-        let channels = config.obs_format.channels();
-        let palette = match config.obs_format {
-            ObsFormat::Grayscale => ale.grayscale_palette()?,
-            ObsFormat::Rgb => ale.rgb_palette()?,
-        };
+        let pixels = if config.obs_format == ObsFormat::Ram { None } else { Some(Pixels::new(&ale, config)?) };
         Ok(Self {
             ale,
             rom_path: rom_path.to_path_buf(),
@@ -145,9 +161,7 @@ impl AtariEnv {
             action_set,
             has_fire_action,
             noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed)),
-            raw_frames: [vec![0; raw_h * raw_w], vec![0; raw_h * raw_w]],
-            pooler: FramePooler::new(palette, channels, raw_h, raw_w),
-            resizer: Resizer::new(raw_h, raw_w, config.img_height, config.img_width, channels),
+            pixels,
             stack: FrameStack::new(config.stack_num, config.frame_size()),
             elapsed_frames: config.max_episode_frames + 1,
             game_over: false,
@@ -209,8 +223,10 @@ impl AtariEnv {
         }
         self.stack.clear();
         self.capture_screen(0)?;
-        self.pooler.reset();
-        self.process_screen();
+        if let Some(pixels) = &mut self.pixels {
+            pixels.pooler.reset();
+        }
+        self.process_screen()?;
         self.elapsed_frames = 0;
         self.reward = 0;
         self.raw_reward = 0;
@@ -243,7 +259,7 @@ impl AtariEnv {
                 self.capture_screen(skip as usize - 1)?;
             }
         }
-        self.process_screen();
+        self.process_screen()?;
         self.lives = self.ale.lives()?;
         self.reward = if self.config.reward_clipping { reward.clamp(-1, 1) } else { reward };
         self.raw_reward = reward;
@@ -309,9 +325,9 @@ impl AtariEnv {
         Ok(AtariEnvState {
             emulator: self.ale.save_emulator()?,
             noop_rng: self.noop_rng.position(),
-            raw_frames: self.raw_frames.clone(),
-            pooled: self.pooler.pooled().to_vec(),
-            pooler_flags: self.pooler.flags(),
+            raw_frames: self.pixels.as_ref().map_or_else(Default::default, |p| p.raw_frames.clone()),
+            pooled: self.pixels.as_ref().map_or_else(Vec::new, |p| p.pooler.pooled().to_vec()),
+            pooler_flags: self.pixels.as_ref().map_or((false, false), |p| p.pooler.flags()),
             stack: (self.stack.frames().to_vec(), self.stack.next_index()),
             elapsed_frames: self.elapsed_frames,
             game_over: self.game_over,
@@ -333,8 +349,10 @@ impl AtariEnv {
         debug_assert!(state.fits(self), "the caller checks the state's sizes");
         self.ale.restore_emulator(&state.emulator)?;
         self.noop_rng.restore_position(state.noop_rng);
-        self.raw_frames.clone_from(&state.raw_frames);
-        self.pooler.restore(&state.pooled, state.pooler_flags);
+        if let Some(pixels) = &mut self.pixels {
+            pixels.raw_frames.clone_from(&state.raw_frames);
+            pixels.pooler.restore(&state.pooled, state.pooler_flags);
+        }
         self.stack.restore(&state.stack.0, state.stack.1);
         self.elapsed_frames = state.elapsed_frames;
         self.game_over = state.game_over;
@@ -352,7 +370,8 @@ impl AtariEnv {
 
     /// `(raw frame, pooled frame, frame stack)` sizes in bytes, which a restored state must have.
     pub(super) fn state_sizes(&self) -> (usize, usize, usize) {
-        (self.raw_frames[0].len(), self.pooler.pooled().len(), self.stack.frames().len())
+        let (raw, pooled) = self.pixels.as_ref().map_or((0, 0), |p| (p.raw_frames[0].len(), p.pooler.pooled().len()));
+        (raw, pooled, self.stack.frames().len())
     }
 
     pub(super) fn stack_num(&self) -> usize {
@@ -360,15 +379,27 @@ impl AtariEnv {
     }
 
     fn capture_screen(&mut self, index: usize) -> Result<()> {
-        self.ale.screen_raw_into(&mut self.raw_frames[index])?;
-        self.pooler.captured(index);
+        if let Some(pixels) = &mut self.pixels {
+            self.ale.screen_raw_into(&mut pixels.raw_frames[index])?;
+            pixels.pooler.captured(index);
+        }
         Ok(())
     }
 
-    fn process_screen(&mut self) {
-        let [newest, previous] = &self.raw_frames;
-        let (frame, changed_rows) = self.pooler.pool(newest, previous, self.config.maxpool);
-        self.resizer.resize_changed_rows(frame, changed_rows, self.stack.next_slot());
+    /// The next frame of the stack: the pooled, resized screen, or the RAM.
+    fn process_screen(&mut self) -> Result<()> {
+        let slot = self.stack.next_slot();
+        match &mut self.pixels {
+            Some(Pixels { raw_frames: [newest, previous], pooler, resizer }) => {
+                let (frame, changed_rows) = pooler.pool(newest, previous, self.config.maxpool);
+                resizer.resize_changed_rows(frame, changed_rows, slot);
+            }
+            None => {
+                let ram: &mut [u8; RAM_SIZE] = slot.try_into().expect("a RAM frame is RAM_SIZE bytes");
+                self.ale.ram_into(ram)?;
+            }
+        }
         self.stack.advance();
+        Ok(())
     }
 }

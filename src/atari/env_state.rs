@@ -36,8 +36,8 @@ impl AtariEnvState {
         let e = &self.emulator;
         env.state_sizes() == (raw, self.pooled.len(), self.stack.0.len())
             && self.raw_frames[1].len() == raw
-            && e.current_frame.len() == raw
-            && e.previous_frame.len() == raw
+            && env.screen_dims().is_ok_and(|(h, w)| e.current_frame.len() == h * w)
+            && e.previous_frame.len() == e.current_frame.len()
             && self.stack.1 < env.stack_num()
             && self.action_index < env.action_set().len()
             && self.paddle_strength.is_finite()

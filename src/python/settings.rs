@@ -38,6 +38,12 @@ pub(crate) fn config_from_keywords(
     for (key, value) in keywords.into_iter().flatten() {
         set(key.extract::<String>()?, &value)?;
     }
+    // Two keywords that set one thing: ale_py's vector env has `grayscale`, its AtariEnv `obs_type`.
+    if given.iter().any(|(name, _)| *name == "grayscale") && given.iter().any(|(name, _)| *name == "obs_type") {
+        return Err(PyTypeError::new_err(
+            "AtariVectorEnv() got both 'grayscale' and 'obs_type', which set the same thing: pass one",
+        ));
+    }
     config.validate()?;
     Ok(config)
 }
@@ -60,6 +66,11 @@ fn parse(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingValue> 
         Kind::OptionalInt { .. } if value.is_none() => Some(SettingValue::Unset),
         Kind::OptionalInt { .. } if is_bool(value) => None,
         Kind::OptionalInt { .. } => value.extract::<i64>().ok().map(SettingValue::Int),
+        Kind::Choice(names) => value
+            .extract::<String>()
+            .ok()
+            .and_then(|text| names.iter().find(|name| **name == text))
+            .map(|name| SettingValue::Choice(name)),
     };
     parsed.ok_or_else(rejected)
 }
@@ -91,6 +102,7 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: SettingValue) -> PyResult<B
         SettingValue::Bool(v) => PyBool::new(py, v).to_owned().into_any(),
         SettingValue::Float(v) => PyFloat::new(py, v).into_any(),
         SettingValue::Mode(mode) => PyString::new(py, mode.name()).into_any(),
+        SettingValue::Choice(name) => PyString::new(py, name).into_any(),
     })
 }
 

@@ -136,11 +136,7 @@ impl AtariVectorCore {
     ) -> PyResult<Self> {
         let config = config_from_keywords(rom_path, num_envs, settings)?;
         let settings = settings_dict(py, &config)?.unbind();
-        let env = &config.env;
-        let mut obs_shape = vec![env.stack_num, env.img_height, env.img_width];
-        if env.obs_format.channels() == 3 {
-            obs_shape.push(3);
-        }
+        let obs_shape = config.env.obs_shape();
         let closing = Arc::new(AtomicBool::new(false));
         let mut inner = enter_core(py, || AtariVectorEnv::new(config))?;
         let closing_seen = Arc::clone(&closing);
@@ -179,7 +175,7 @@ impl AtariVectorCore {
     fn action_set(&self) -> Vec<i32> {
         self.action_set.clone()
     }
-    /// Shape of one env's observation: (stack_num, img_height, img_width[, 3]).
+    /// Shape of one env's observation: (stack_num, img_height, img_width[, 3]), or (stack_num, 128) of RAM.
     #[getter]
     fn observation_shape(&self) -> Vec<usize> {
         self.obs_shape.clone()

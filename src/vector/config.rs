@@ -137,16 +137,11 @@ impl VectorConfig {
         let total = (self.num_envs as u128).saturating_mul(per_env).saturating_add(batch);
         let limit = memory_limit();
         if total > limit {
-            let env = &self.env;
             return Err(Error::TooLarge(format!(
-                "AtariVectorEnv would need about {total} bytes (num_envs={} x (stack_num={} x img_height={} x \
-                 img_width={} x channels={} observation bytes, plus the emulator)), more than the {limit} bytes \
-                 it may use",
+                "AtariVectorEnv would need about {total} bytes (num_envs={} x observations of shape {:?}, plus \
+                 the emulator), more than the {limit} bytes it may use",
                 self.num_envs,
-                env.stack_num,
-                env.img_height,
-                env.img_width,
-                env.obs_format.channels()
+                self.env.obs_shape(),
             )));
         }
         Ok(())

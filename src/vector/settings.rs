@@ -19,6 +19,8 @@ pub enum SettingValue {
     Bool(bool),
     Float(f64),
     Mode(AutoresetMode),
+    /// One of a [`Kind::Choice`]'s names.
+    Choice(&'static str),
 }
 
 /// What a keyword accepts.
@@ -41,6 +43,8 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// One of these names.
+    Choice(&'static [&'static str]),
 }
 
 pub struct Setting {
@@ -62,6 +66,7 @@ impl Setting {
             (Kind::OptionalInt { .. }, SettingValue::Unset) => true,
             (Kind::Float { min, max }, SettingValue::Float(v)) => (min..=max).contains(v),
             (Kind::Bool, SettingValue::Bool(_)) | (Kind::AutoresetMode, SettingValue::Mode(_)) => true,
+            (Kind::Choice(names), SettingValue::Choice(name)) => names.contains(name),
             _ => false,
         };
         if ok {
@@ -97,6 +102,7 @@ impl std::fmt::Display for Kind {
             Kind::Float { min, max } => write!(f, "a number in [{min}, {max}]"),
             Kind::AutoresetMode => write!(f, "one of AutoresetMode.{{NEXT_STEP, SAME_STEP, DISABLED}}"),
             Kind::OptionalInt { min, max } => write!(f, "None or an integer in [{min}, {max}]"),
+            Kind::Choice(names) => write!(f, "one of {names:?}"),
         }
     }
 }
@@ -109,6 +115,7 @@ impl std::fmt::Display for SettingValue {
             SettingValue::Bool(v) => write!(f, "{}", if *v { "True" } else { "False" }),
             SettingValue::Float(v) => write!(f, "{v}"),
             SettingValue::Mode(mode) => write!(f, "{}", mode.name()),
+            SettingValue::Choice(name) => write!(f, "{name:?}"),
         }
     }
 }
@@ -211,6 +218,8 @@ macro_rules! int_setting {
     };
 }
 
+const OBS_TYPES: [&str; 3] = [ObsFormat::NAMES[0].0, ObsFormat::NAMES[1].0, ObsFormat::NAMES[2].0];
+
 /// The keywords, in ale_py's order (`num_envs` first: it is also the second positional argument).
 pub static SETTINGS: &[Setting] = &[
     count_setting!("num_envs", ints(POSITIVE), "Number of environments.", num_envs),
@@ -281,9 +290,23 @@ pub static SETTINGS: &[Setting] = &[
         name: "grayscale",
         aliases: &[],
         kind: Kind::Bool,
-        doc: "Grayscale observations (else RGB, with a trailing axis of 3).",
+        doc: "Grayscale observations (else RGB, with a trailing axis of 3); see obs_type.",
         get: |c| SettingValue::Bool(c.env.obs_format == ObsFormat::Grayscale),
         set: |c, v| c.env.obs_format = if boolean(v) { ObsFormat::Grayscale } else { ObsFormat::Rgb },
+    },
+    // ale_py's single AtariEnv has this one; its vector env has `grayscale` alone.
+    Setting {
+        name: "obs_type",
+        aliases: &[],
+        kind: Kind::Choice(&OBS_TYPES),
+        doc: "'grayscale' or 'rgb' (the preprocessed screen; grayscale=True/False says the same), or 'ram': \
+              the 128 bytes of RAM after each step, uint8 (batch, stack_num, 128).",
+        get: |c| SettingValue::Choice(c.env.obs_format.name()),
+        set: |c, v| {
+            if let Some((_, format)) = ObsFormat::NAMES.iter().find(|(name, _)| v == SettingValue::Choice(name)) {
+                c.env.obs_format = *format;
+            }
+        },
     },
     count_setting!("stack_num", ints(POSITIVE), "Frames stacked per observation.", env.stack_num),
     int_setting!(

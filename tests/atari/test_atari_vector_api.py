@@ -277,7 +277,7 @@ def test_make_atari_vector_env_follows_the_torchwm_docs() -> None:
         env.close()
         twin.close()
     with pytest.raises(ValueError, match="obs_type"):
-        torchwm.make_atari_vector_env("pong", 2, obs_type="ram")
+        torchwm.make_atari_vector_env("pong", 2, obs_type="screen")
 
 
 def test_dropping_an_env_joins_its_threads() -> None:

@@ -62,6 +62,7 @@ class AtariSettings(TypedDict, total=False):
     img_height: int
     img_width: int
     grayscale: bool
+    obs_type: str
     stack_num: int
     frameskip: int
     frame_skip: int
@@ -132,6 +133,7 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         self.continuous = bool(checked["continuous"])
         self.continuous_action_threshold = float(checked["continuous_action_threshold"])
         self.grayscale = bool(checked["grayscale"])
+        self.obs_type = str(checked["obs_type"])
         self.autoreset_mode = AutoresetMode(checked["autoreset_mode"])
         self.metadata = {**VectorEnv.metadata, "autoreset_mode": self.autoreset_mode, "render_modes": ["rgb_array"]}
         self.render_mode = render_mode
@@ -305,18 +307,17 @@ def make_atari_vector_env(
 ) -> AtariVectorEnv:
     """Builds an :class:`AtariVectorEnv` as the TorchWM docs describe.
 
-    ``obs_type`` is ``"rgb"`` or ``"grayscale"``; ``seed`` seeds the first ``reset()`` (env ``i`` gets
-    ``seed + i``). Other keywords go to :class:`AtariVectorEnv`.
+    ``obs_type`` is ``"rgb"``, ``"grayscale"`` or ``"ram"`` (uint8 ``(batch, stack_num, 128)``); ``seed``
+    seeds the first ``reset()`` (env ``i`` gets ``seed + i``). Other keywords go to
+    :class:`AtariVectorEnv`.
     """
-    if obs_type not in ("rgb", "grayscale"):
-        raise ValueError(f"obs_type must be 'rgb' or 'grayscale', got {obs_type!r}")
     if "grayscale" in kwargs:
         raise TypeError("pass obs_type='grayscale' or 'rgb' instead of grayscale=")
     return AtariVectorEnv(
         game,
         num_envs,
         seed=seed,
-        grayscale=obs_type == "grayscale",
+        obs_type=obs_type,
         frameskip=frameskip,
         repeat_action_probability=repeat_action_probability,
         full_action_space=full_action_space,
