@@ -80,6 +80,7 @@ pub struct AtariEnv {
     rom_path: PathBuf,
     config: AtariConfig,
     action_set: Vec<i32>,
+    minimal_action_set: Vec<i32>,
     has_fire_action: bool,
     noop_rng: NoopRng,
     /// Screen observations' pipeline; `None` for RAM observations.
@@ -151,7 +152,8 @@ impl AtariEnv {
         ale.set_int("random_seed", seed.map_or(Ok(-1), ale_seed)?)?;
         ale.load_rom(rom_path)?;
         apply_mode_and_difficulty(&mut ale, config, rom_path)?;
-        let action_set = if config.full_action_space { ale.legal_action_set()? } else { ale.minimal_action_set()? };
+        let minimal_action_set = ale.minimal_action_set()?;
+        let action_set = if config.full_action_space { ale.legal_action_set()? } else { minimal_action_set.clone() };
         let has_fire_action = action_set.contains(&ACTION_FIRE);
         let pixels = if config.obs_format == ObsFormat::Ram { None } else { Some(Pixels::new(&ale, config)?) };
         Ok(Self {
@@ -159,6 +161,7 @@ impl AtariEnv {
             rom_path: rom_path.to_path_buf(),
             config: config.clone(),
             action_set,
+            minimal_action_set,
             has_fire_action,
             noop_rng: NoopRng::new(seed.unwrap_or_else(entropy_seed)),
             pixels,
@@ -180,6 +183,11 @@ impl AtariEnv {
     /// ALE action ids this env's action indices map to (minimal or full set).
     pub fn action_set(&self) -> &[i32] {
         &self.action_set
+    }
+
+    /// The game's minimal action set (ALE ids), whichever set the actions index.
+    pub fn minimal_action_set(&self) -> &[i32] {
+        &self.minimal_action_set
     }
 
     pub fn config(&self) -> &AtariConfig {

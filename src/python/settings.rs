@@ -11,13 +11,15 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 use crate::atari::AtariConfig;
 use crate::vector::{find_setting, AutoresetMode, Kind, Setting, SettingValue, VectorConfig, SETTINGS};
 
-/// The config `AtariVectorEnv(rom_path, num_envs, **keywords)` asks for, checked.
+/// The config `AtariVectorEnv(roms, num_envs, **keywords)` asks for, checked (env `i` plays
+/// `roms[i % len(roms)]`).
 pub(crate) fn config_from_keywords(
-    rom_path: PathBuf,
+    roms: Vec<PathBuf>,
     num_envs: &Bound<'_, PyAny>,
     keywords: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<VectorConfig> {
-    let mut config = VectorConfig::new(rom_path, 1, AtariConfig::default());
+    let mut config = VectorConfig::new(PathBuf::new(), 1, AtariConfig::default());
+    config.roms = roms;
     let mut given: Vec<(&str, String)> = Vec::new();
     let mut set = |spelling: String, value: &Bound<'_, PyAny>| -> PyResult<()> {
         let Some(setting) = find_setting(&spelling) else {
@@ -48,13 +50,27 @@ pub(crate) fn config_from_keywords(
     Ok(config)
 }
 
-/// `value` as `setting`'s kind; anything else is rejected with the keyword's message.
+/// `value` as `setting`'s kind, or for a per-env keyword a list, tuple or 1-d array of them; anything
+/// else is rejected with the keyword's message.
 fn parse(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingValue> {
-    let rejected = || -> PyErr {
-        let shown = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
-        let type_name = value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string());
-        setting.rejects(&format!("{shown} ({type_name})")).into()
-    };
+    let is_sequence = value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || value.get_type().name().is_ok_and(|name| name.to_str().is_ok_and(|n| n == "ndarray"));
+    if setting.per_env && is_sequence {
+        let values = value.try_iter()?.map(|item| parse_one(setting, &item?)).collect::<PyResult<Vec<_>>>();
+        return values.map(SettingValue::PerEnv).map_err(|_| rejected(setting, value));
+    }
+    parse_one(setting, value)
+}
+
+fn rejected(setting: &Setting, value: &Bound<'_, PyAny>) -> PyErr {
+    let shown = value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+    let type_name = value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string());
+    setting.rejects(&format!("{shown} ({type_name})")).into()
+}
+
+/// One value of `setting`'s kind.
+fn parse_one(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingValue> {
     let parsed = match setting.kind {
         // bool is an int in Python, but True is no frame count.
         Kind::Int { .. } if is_bool(value) => None,
@@ -72,7 +88,7 @@ fn parse(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingValue> 
             .and_then(|text| names.iter().find(|name| **name == text))
             .map(|name| SettingValue::Choice(name)),
     };
-    parsed.ok_or_else(rejected)
+    parsed.ok_or_else(|| rejected(setting, value))
 }
 
 fn is_bool(value: &Bound<'_, PyAny>) -> bool {
@@ -103,6 +119,9 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: SettingValue) -> PyResult<B
         SettingValue::Float(v) => PyFloat::new(py, v).into_any(),
         SettingValue::Mode(mode) => PyString::new(py, mode.name()).into_any(),
         SettingValue::Choice(name) => PyString::new(py, name).into_any(),
+        SettingValue::PerEnv(values) => {
+            PyList::new(py, values.into_iter().map(|v| to_python(py, v)).collect::<PyResult<Vec<_>>>()?)?.into_any()
+        }
     })
 }
 

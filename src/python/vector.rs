@@ -29,6 +29,7 @@ pub struct AtariVectorCore {
     batch_size: usize,
     num_threads: usize,
     action_set: Vec<i32>,
+    minimal_action_sets: Vec<Vec<i32>>,
     settings: Py<PyDict>,
     /// `fork_generation()` when created: another value means this is a forked child, where the
     /// worker threads do not exist and the lock may be held for ever by a thread that was not copied.
@@ -124,17 +125,21 @@ impl AtariVectorCore {
 
 #[pymethods]
 impl AtariVectorCore {
-    /// Builds `num_envs` envs of `rom_path`; `settings` are AtariVectorEnv's keywords (see
-    /// `ATARI_SETTINGS`), each checked here.
+    /// Builds `num_envs` envs of `rom_path` (a path, or a list of them: env `i` plays the ROM
+    /// `i % len`); `settings` are AtariVectorEnv's keywords (see `ATARI_SETTINGS`), each checked here.
     #[new]
     #[pyo3(signature = (rom_path, num_envs, **settings))]
     fn new(
         py: Python<'_>,
-        rom_path: PathBuf,
+        rom_path: &Bound<'_, PyAny>,
         num_envs: &Bound<'_, PyAny>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let config = config_from_keywords(rom_path, num_envs, settings)?;
+        let roms = match rom_path.extract::<PathBuf>() {
+            Ok(path) => vec![path],
+            Err(_) => rom_path.extract::<Vec<PathBuf>>()?,
+        };
+        let config = config_from_keywords(roms, num_envs, settings)?;
         let settings = settings_dict(py, &config)?.unbind();
         let obs_shape = config.env.obs_shape();
         let closing = Arc::new(AtomicBool::new(false));
@@ -151,6 +156,7 @@ impl AtariVectorCore {
             batch_size: inner.batch_size(),
             num_threads: inner.num_threads(),
             action_set: inner.action_set().to_vec(),
+            minimal_action_sets: inner.minimal_action_sets().to_vec(),
             inner: Mutex::new(inner),
             closing,
             obs_shape,
@@ -174,6 +180,11 @@ impl AtariVectorCore {
     #[getter]
     fn action_set(&self) -> Vec<i32> {
         self.action_set.clone()
+    }
+    /// Each env's game's minimal action set (ALE ids).
+    #[getter]
+    fn minimal_action_sets(&self) -> Vec<Vec<i32>> {
+        self.minimal_action_sets.clone()
     }
     /// Shape of one env's observation: (stack_num, img_height, img_width[, 3]), or (stack_num, 128) of RAM.
     #[getter]

@@ -1,6 +1,7 @@
 //! Settings of the vectorizer itself (the per-env ones are in `AtariConfig`), and their one check.
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::per_env::PerEnvSettings;
 use crate::atari::config::{check_int, NON_NEGATIVE, POSITIVE};
 use crate::atari::AtariConfig;
 use crate::error::{Error, Result};
@@ -27,7 +28,8 @@ impl AutoresetMode {
 
 #[derive(Debug, Clone)]
 pub struct VectorConfig {
-    pub rom_path: PathBuf,
+    /// The games' ROMs: env `i` plays `roms[i % roms.len()]` (one for a pool of one game).
+    pub roms: Vec<PathBuf>,
     pub num_envs: usize,
     /// Envs per batch returned by `recv`; 0 means `num_envs` (synchronous, ordered by env id).
     pub batch_size: usize,
@@ -49,6 +51,8 @@ pub struct VectorConfig {
     /// Report each env's RAM after its step in `info["ram"]` (`ram_in_info`).
     pub ram_in_info: bool,
     pub env: AtariConfig,
+    /// Settings of `env` given one value per env.
+    pub per_env: PerEnvSettings,
 }
 
 /// Bytes one emulator takes besides the observation buffers (ALE's console, TIA buffers, ROM copy,
@@ -63,7 +67,7 @@ const CALLER_JOB_FRAMES: u32 = 1000;
 impl VectorConfig {
     pub fn new(rom_path: impl Into<PathBuf>, num_envs: usize, env: AtariConfig) -> Self {
         Self {
-            rom_path: rom_path.into(),
+            roms: vec![rom_path.into()],
             num_envs,
             batch_size: 0,
             num_threads: 0,
@@ -75,6 +79,7 @@ impl VectorConfig {
             reset_ahead: false,
             ram_in_info: false,
             env,
+            per_env: PerEnvSettings::default(),
         }
     }
 
@@ -102,9 +107,27 @@ impl VectorConfig {
         self.env.frame_skip.max(self.env.noop_max) <= CALLER_JOB_FRAMES
     }
 
-    /// The per-env settings the envs are built with (continuous mode uses the full action set).
+    /// The settings every env is built with (continuous mode uses the full action set), before the
+    /// per-env ones.
     pub fn effective_env(&self) -> AtariConfig {
         AtariConfig { full_action_space: self.env.full_action_space || self.continuous, ..self.env.clone() }
+    }
+
+    /// The settings env `env_id` is built with.
+    pub fn env_config(&self, env_id: usize) -> AtariConfig {
+        let mut config = self.effective_env();
+        self.per_env.apply(env_id, &mut config);
+        config
+    }
+
+    /// The ROM env `env_id` plays.
+    pub fn rom_for(&self, env_id: usize) -> &Path {
+        &self.roms[env_id % self.roms.len()]
+    }
+
+    /// Whether the envs play more than one game.
+    pub fn is_mixed_pool(&self) -> bool {
+        self.roms.iter().any(|rom| rom != &self.roms[0])
     }
 
     /// The one check of every setting: the per-env ones ([`AtariConfig::validate`]), the
@@ -112,6 +135,17 @@ impl VectorConfig {
     pub fn validate(&self) -> Result<()> {
         self.env.validate()?;
         check_int("num_envs", self.num_envs, &POSITIVE)?;
+        if self.roms.is_empty() || self.roms.len() > self.num_envs {
+            return Err(Error::InvalidArgument(format!(
+                "a pool needs 1 to num_envs={} games, got {}",
+                self.num_envs,
+                self.roms.len()
+            )));
+        }
+        self.per_env.check_lengths(self.num_envs)?;
+        if !self.per_env.is_empty() {
+            (0..self.num_envs).try_for_each(|env_id| self.env_config(env_id).validate())?;
+        }
         check_int("num_threads", self.num_threads, &NON_NEGATIVE)?;
         if let Some(offset) = self.thread_affinity_offset {
             check_int("thread_affinity_offset", offset, &NON_NEGATIVE)?;

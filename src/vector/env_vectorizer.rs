@@ -28,6 +28,8 @@ pub struct AtariVectorEnv {
     num_threads: usize,
     obs_size: usize,
     action_set: Vec<i32>,
+    /// Each env's game's minimal action set (ALE ids).
+    minimal_action_sets: Vec<Vec<i32>>,
     envs: SharedEnvs,
     queue: ActionQueue,
     workers: WorkerPool,
@@ -52,16 +54,26 @@ impl AtariVectorEnv {
         let batch_size = config.effective_batch_size();
         let num_threads = config.effective_num_threads();
         let same_step = config.autoreset_mode == AutoresetMode::SameStep;
-        let env_config = config.effective_env();
         let mut slots = Vec::with_capacity(config.num_envs);
-        for _ in 0..config.num_envs {
+        let mut minimal_action_sets = Vec::with_capacity(config.num_envs);
+        for env_id in 0..config.num_envs {
             // Unseeded, like ale_py: `reset(seed=...)` seeds each env and reloads its ROM.
-            slots.push(Mutex::new(EnvSlot::new(AtariEnv::new(&config.rom_path, &env_config, None)?, same_step)));
+            let env = AtariEnv::new(config.rom_for(env_id), &config.env_config(env_id), None)?;
+            minimal_action_sets.push(env.minimal_action_set().to_vec());
+            slots.push(Mutex::new(EnvSlot::new(env, same_step)));
         }
         let (action_set, obs_size) = {
             let first = slots[0].lock().expect("fresh mutex");
             (first.env.action_set().to_vec(), first.env.stacked_obs_size())
         };
+        // One action space for the batch: a pool of several games takes the full action set.
+        if slots.iter().any(|slot| slot.lock().expect("fresh mutex").env.action_set() != action_set.as_slice()) {
+            return Err(Error::InvalidArgument(
+                "the envs' games have different minimal action sets: a pool of several games needs \
+                 full_action_space=True"
+                    .into(),
+            ));
+        }
         let envs: SharedEnvs = Arc::new(slots);
         let (queue, worker_channels) = action_queue(config.num_envs);
         let workers = WorkerPool::start(
@@ -79,6 +91,7 @@ impl AtariVectorEnv {
             num_threads,
             obs_size,
             action_set,
+            minimal_action_sets,
             envs,
             queue,
             workers,
@@ -109,6 +122,11 @@ impl AtariVectorEnv {
     /// ALE action ids the action indices map to.
     pub fn action_set(&self) -> &[i32] {
         &self.action_set
+    }
+    /// Each env's game's minimal action set (ALE ids): in a pool of several games, what each env's
+    /// game uses of the full action set.
+    pub fn minimal_action_sets(&self) -> &[Vec<i32>] {
+        &self.minimal_action_sets
     }
     pub fn config(&self) -> &VectorConfig {
         &self.config

@@ -11,7 +11,7 @@ use crate::atari::{AtariConfig, ObsFormat};
 use crate::error::{Error, Result};
 
 /// A keyword's value, as a caller passes it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SettingValue {
     Int(i64),
     /// `None` for a keyword whose value is optional (the default is then the ROM's).
@@ -21,6 +21,8 @@ pub enum SettingValue {
     Mode(AutoresetMode),
     /// One of a [`Kind::Choice`]'s names.
     Choice(&'static str),
+    /// One value per env, for a keyword that is [`Setting::per_env`].
+    PerEnv(Vec<SettingValue>),
 }
 
 /// What a keyword accepts.
@@ -52,6 +54,8 @@ pub struct Setting {
     /// Other spellings accepted for it (the ALE vector guide's).
     pub aliases: &'static [&'static str],
     pub kind: Kind,
+    /// Whether it also takes one value per env (a sequence of `num_envs` values of its kind).
+    pub per_env: bool,
     pub doc: &'static str,
     pub get: fn(&VectorConfig) -> SettingValue,
     /// Stores a value that [`Setting::check`] accepted.
@@ -61,6 +65,17 @@ pub struct Setting {
 impl Setting {
     /// Whether `value` is of this keyword's kind and in its range; the error names the keyword.
     pub fn check(&self, value: &SettingValue) -> Result<()> {
+        if let SettingValue::PerEnv(values) = value {
+            if !self.per_env {
+                return Err(self.rejects(&format!("{value}")));
+            }
+            return values.iter().try_for_each(|v| self.check_one(v).map_err(|_| self.rejects(&format!("{value}"))));
+        }
+        self.check_one(value)
+    }
+
+    /// [`check`](Self::check) of one value (not a per-env sequence).
+    fn check_one(&self, value: &SettingValue) -> Result<()> {
         let ok = match (self.kind, value) {
             (Kind::Int { min, max } | Kind::OptionalInt { min, max }, SettingValue::Int(v)) => (min..=max).contains(v),
             (Kind::OptionalInt { .. }, SettingValue::Unset) => true,
@@ -78,7 +93,8 @@ impl Setting {
 
     /// The error for a value this keyword does not accept (shown as `shown`).
     pub fn rejects(&self, shown: &str) -> Error {
-        Error::InvalidArgument(format!("{} must be {}, got {shown}", self.name, self.kind))
+        let per_env = if self.per_env { " (or a sequence of them, one per env)" } else { "" };
+        Error::InvalidArgument(format!("{} must be {}{per_env}, got {shown}", self.name, self.kind))
     }
 
     /// The value a `VectorConfig::new` with default settings has.
@@ -116,6 +132,10 @@ impl std::fmt::Display for SettingValue {
             SettingValue::Float(v) => write!(f, "{v}"),
             SettingValue::Mode(mode) => write!(f, "{}", mode.name()),
             SettingValue::Choice(name) => write!(f, "{name:?}"),
+            SettingValue::PerEnv(values) => {
+                let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
+                write!(f, "[{}]", shown.join(", "))
+            }
         }
     }
 }
@@ -169,6 +189,7 @@ macro_rules! bool_setting {
             name: $name,
             aliases: &[],
             kind: Kind::Bool,
+            per_env: false,
             doc: $doc,
             get: |c| SettingValue::Bool(c.$($field).+),
             set: |c, v| c.$($field).+ = boolean(v),
@@ -176,16 +197,36 @@ macro_rules! bool_setting {
     };
 }
 
-/// `None` or a non-negative integer, stored in an `Option<u32>` field of `VectorConfig`.
-macro_rules! optional_setting {
-    ($name:literal, $doc:expr, $($field:ident).+) => {
+/// A per-env keyword's value: the list of `list` when there is one, else `scalar`.
+fn per_env_value<T: Copy>(scalar: T, list: &Option<Vec<T>>, to_value: fn(T) -> SettingValue) -> SettingValue {
+    match list {
+        Some(values) => SettingValue::PerEnv(values.iter().map(|&v| to_value(v)).collect()),
+        None => to_value(scalar),
+    }
+}
+
+/// Stores a per-env keyword's value: one per env in `list`, or one for all in `scalar` (dropping a list).
+fn set_per_env<T>(value: SettingValue, scalar: &mut T, list: &mut Option<Vec<T>>, from_value: fn(SettingValue) -> T) {
+    match value {
+        SettingValue::PerEnv(values) => *list = Some(values.into_iter().map(from_value).collect()),
+        value => {
+            *scalar = from_value(value);
+            *list = None;
+        }
+    }
+}
+
+/// `None` or a non-negative integer, for all envs or one per env: `env.$field` or `per_env.$field`.
+macro_rules! optional_per_env_setting {
+    ($name:literal, $doc:expr, $field:ident) => {
         Setting {
             name: $name,
             aliases: &[],
             kind: Kind::OptionalInt { min: 0, max: INT_MAX },
+            per_env: true,
             doc: $doc,
-            get: |c| optional(c.$($field).+),
-            set: |c, v| c.$($field).+ = optional_uint(v),
+            get: |c| per_env_value(c.env.$field, &c.per_env.$field, optional),
+            set: |c, v| set_per_env(v, &mut c.env.$field, &mut c.per_env.$field, optional_uint),
         }
     };
 }
@@ -197,6 +238,7 @@ macro_rules! count_setting {
             name: $name,
             aliases: &[],
             kind: $kind,
+            per_env: false,
             doc: $doc,
             get: |c| count(c.$($field).+),
             set: |c, v| c.$($field).+ = uint(v),
@@ -211,6 +253,7 @@ macro_rules! int_setting {
             name: $name,
             aliases: $aliases,
             kind: $kind,
+            per_env: false,
             doc: $doc,
             get: |c| SettingValue::Int(c.$($field).+.into()),
             set: |c, v| c.$($field).+ = uint(v),
@@ -239,6 +282,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "thread_affinity_offset",
         aliases: &[],
         kind: ints(-1..=INT_MAX),
+        per_env: false,
         doc: "Pin worker i to core (offset + i) % cores; -1 leaves scheduling to the OS.",
         get: |c| c.thread_affinity_offset.map_or(SettingValue::Int(-1), count),
         set: |c, v| c.thread_affinity_offset = usize::try_from(int(v)).ok(),
@@ -254,9 +298,17 @@ pub static SETTINGS: &[Setting] = &[
         name: "repeat_action_probability",
         aliases: &[],
         kind: Kind::Float { min: *PROBABILITY.start(), max: *PROBABILITY.end() },
-        doc: "Sticky actions: probability that the emulator repeats the previous action.",
-        get: |c| SettingValue::Float(c.env.repeat_action_probability.into()),
-        set: |c, v| c.env.repeat_action_probability = float(v) as f32,
+        per_env: true,
+        doc: "Sticky actions: probability that the emulator repeats the previous action (one for all envs, or \
+              one per env).",
+        get: |c| {
+            let to_value = |p: f32| SettingValue::Float(p.into());
+            per_env_value(c.env.repeat_action_probability, &c.per_env.repeat_action_probability, to_value)
+        },
+        set: |c, v| {
+            let (scalar, list) = (&mut c.env.repeat_action_probability, &mut c.per_env.repeat_action_probability);
+            set_per_env(v, scalar, list, |v| float(v) as f32)
+        },
     },
     bool_setting!("full_action_space", "Use all 18 actions instead of the game's minimal set.", env.full_action_space),
     bool_setting!(
@@ -268,6 +320,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "continuous_action_threshold",
         aliases: &[],
         kind: Kind::Float { min: f64::NEG_INFINITY, max: f64::INFINITY },
+        per_env: false,
         doc: "Threshold of the continuous action mapping.",
         get: |c| SettingValue::Float(c.continuous_action_threshold.into()),
         set: |c, v| c.continuous_action_threshold = float(v) as f32,
@@ -276,6 +329,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "autoreset_mode",
         aliases: &[],
         kind: Kind::AutoresetMode,
+        per_env: false,
         doc: "gymnasium's AutoresetMode (or its value): NEXT_STEP, SAME_STEP or DISABLED.",
         get: |c| SettingValue::Mode(c.autoreset_mode),
         set: |c, v| {
@@ -290,6 +344,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "grayscale",
         aliases: &[],
         kind: Kind::Bool,
+        per_env: false,
         doc: "Grayscale observations (else RGB, with a trailing axis of 3); see obs_type.",
         get: |c| SettingValue::Bool(c.env.obs_format == ObsFormat::Grayscale),
         set: |c, v| c.env.obs_format = if boolean(v) { ObsFormat::Grayscale } else { ObsFormat::Rgb },
@@ -299,6 +354,7 @@ pub static SETTINGS: &[Setting] = &[
         name: "obs_type",
         aliases: &[],
         kind: Kind::Choice(&OBS_TYPES),
+        per_env: false,
         doc: "'grayscale' or 'rgb' (the preprocessed screen; grayscale=True/False says the same), or 'ram': \
               the 128 bytes of RAM after each step, uint8 (batch, stack_num, 128).",
         get: |c| SettingValue::Choice(c.env.obs_format.name()),
@@ -335,16 +391,22 @@ pub static SETTINGS: &[Setting] = &[
         name: "use_fire_reset",
         aliases: &["fire_reset"],
         kind: Kind::Bool,
+        per_env: false,
         doc: "Press FIRE after a reset in games that have it.",
         get: |c| SettingValue::Bool(c.env.use_fire_reset),
         set: |c, v| c.env.use_fire_reset = boolean(v),
     },
-    // ale_py's single AtariEnv has these two; its vector env does not.
-    optional_setting!("mode", "Game mode (None: the ROM's default); one of the ROM's available modes.", env.mode),
-    optional_setting!(
+    // ale_py's single AtariEnv has these two (one value); its vector env does not.
+    optional_per_env_setting!(
+        "mode",
+        "Game mode (None: the ROM's default), one of the ROM's available modes; one for all envs, or one per env.",
+        mode
+    ),
+    optional_per_env_setting!(
         "difficulty",
-        "Game difficulty (None: the ROM's default); one of the ROM's available difficulties.",
-        env.difficulty
+        "Game difficulty (None: the ROM's default), one of the ROM's available difficulties; one for all envs, \
+         or one per env.",
+        difficulty
     ),
     // torchwm's own (ale_py has no such keyword); off, `info` has exactly ale_py's keys.
     bool_setting!(
@@ -394,7 +456,7 @@ mod tests {
         for setting in SETTINGS {
             let mut config = VectorConfig::new("", 1, AtariConfig::default());
             let value = setting.default_value();
-            setting.apply(&mut config, value).unwrap();
+            setting.apply(&mut config, value.clone()).unwrap();
             assert_eq!((setting.get)(&config), value, "{}", setting.name);
         }
         let frameskip = find_setting("frame_skip").unwrap();

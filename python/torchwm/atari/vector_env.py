@@ -21,8 +21,8 @@ from gymnasium.vector.utils import batch_space
 from torchwm import _core
 from torchwm._vector_args import FirstResetSeed, parse_reset_mask, parse_seeds, split_options
 from torchwm.atari.env_state import AtariEnvState, parse_env_ids, state_bytes
+from torchwm.atari.game_pool import GamePool
 from torchwm.atari.rendering import check_can_render, check_render_mode
-from torchwm.atari.roms import rom_path
 from torchwm.errors import ClosedEnvironmentError, InvalidArgumentError
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 
@@ -54,7 +54,7 @@ class AtariSettings(TypedDict, total=False):
     thread_affinity_offset: int
     max_num_frames_per_episode: int
     max_episode_steps: int
-    repeat_action_probability: float
+    repeat_action_probability: float | Sequence[float]
     full_action_space: bool
     continuous: bool
     continuous_action_threshold: float
@@ -73,8 +73,8 @@ class AtariSettings(TypedDict, total=False):
     reward_clipping: bool
     use_fire_reset: bool
     fire_reset: bool
-    mode: int | None
-    difficulty: int | None
+    mode: int | Sequence[int | None] | None
+    difficulty: int | Sequence[int | None] | None
     ram_in_info: bool
     episode_statistics: bool
     reset_ahead: bool
@@ -109,7 +109,7 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
 
     def __init__(
         self,
-        game: str,
+        game: str | Sequence[str],
         num_envs: int = 1,
         *,
         seed: Any = None,
@@ -118,8 +118,8 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     ) -> None:
         self._core: _core.AtariVectorCore | None = None
         render_mode = check_render_mode(render_mode)
-        path = rom_path(game)
-        self._core = _core.AtariVectorCore(str(path), num_envs, **settings)
+        pool = GamePool.of(game)
+        self._core = _core.AtariVectorCore(pool.rom_paths(), num_envs, **pool.settings(dict(settings)))
         try:
             self._first_seed = FirstResetSeed(seed, self._core.num_envs, limit=_SEED_LIMIT)
         except Exception:
@@ -128,6 +128,12 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         checked = self._core.settings
         self.game = game
         self.num_envs = self._core.num_envs
+        #: The games the envs play (one, or several in a mixed pool), and each env's as an index into them.
+        self.games = pool.games
+        self.env_games = pool.env_games(self.num_envs)
+        self.env_games.flags.writeable = False
+        # Only a mixed pool adds info["game"]: one game's info has exactly ale_py's keys.
+        self._info_game = self.env_games if pool.is_mixed else None
         self.batch_size = self._core.batch_size
         self.num_threads = self._core.num_threads
         self.continuous = bool(checked["continuous"])
@@ -158,6 +164,13 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         """ALE action ids that the discrete actions index."""
         return self._action_set.copy()
 
+    @property
+    def minimal_action_masks(self) -> np.ndarray:
+        """bool ``(num_envs, len(action_set))``: which actions each env's game has in its minimal set
+        (all of them, unless the actions are the full set; in a mixed pool, a mask per game)."""
+        minimal = self._live_core().minimal_action_sets
+        return np.array([np.isin(self._action_set, env_set) for env_set in minimal], dtype=bool)
+
     def reset(
         self,
         *,
@@ -177,12 +190,13 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         seeds = parse_seeds(self._first_seed(seed) if mask is None else seed, count, limit=_SEED_LIMIT)
         obs, info = core.reset(None if mask is None else np.ascontiguousarray(mask), seeds)
         self._first_seed.forget()
-        return obs, info
+        return obs, self._with_game(info)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Steps the envs of the last batch with ``actions`` (one per env, in batch order)."""
         core = self._live_core()
-        return core.step(*self._convert_actions(actions))
+        *result, info = core.step(*self._convert_actions(actions))
+        return (*result, self._with_game(info))  # type: ignore[return-value]
 
     def send(self, actions: Any) -> None:
         """Queues ``actions`` for the envs of the last batch; returns at once while they step."""
@@ -191,7 +205,8 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
 
     def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Waits for the next batch: the first ``batch_size`` envs to finish (see ``info["env_id"]``)."""
-        return self._live_core().recv()
+        *result, info = self._live_core().recv()
+        return (*result, self._with_game(info))  # type: ignore[return-value]
 
     def clone_states(self, env_ids: Sequence[int] | np.ndarray | None = None) -> list[AtariEnvState]:
         """One :class:`AtariEnvState` per env of ``env_ids`` (all when None), taken between steps
@@ -200,7 +215,7 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
         """
         core = self._live_core()
         ids = parse_env_ids(env_ids, self.num_envs, "clone_states")
-        return [AtariEnvState(self.game, data) for data in core.clone_states(ids)]
+        return [AtariEnvState(self.games[self.env_games[i]], data) for i, data in zip(ids, core.clone_states(ids))]
 
     def restore_states(
         self, states: Sequence[AtariEnvState], env_ids: Sequence[int] | np.ndarray | None = None
@@ -233,6 +248,12 @@ class AtariVectorEnv(TrainerIntegrationMixin, VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         if self._core is not None:
             self._core.close()
+
+    def _with_game(self, info: dict[str, Any]) -> dict[str, Any]:
+        """A mixed pool's ``info["game"]``: each row's game, an index into :attr:`games`."""
+        if self._info_game is not None:
+            info["game"] = self._info_game[info["env_id"]]
+        return info
 
     def _live_core(self) -> _core.AtariVectorCore:
         if self._core is None:

@@ -8,11 +8,10 @@ impl AtariVectorEnv {
     /// into an env of the same game and settings, here or in another process.
     pub fn clone_states(&mut self, env_ids: &[usize]) -> Result<Vec<Vec<u8>>> {
         self.check_between_steps("clone_states", env_ids)?;
-        let key = self.state_key();
         let mut states = Vec::with_capacity(env_ids.len());
         for &env_id in env_ids {
             let slot_state = self.lock_env(env_id)?.save()?;
-            states.push(saved_state::encode(&key, &slot_state)?);
+            states.push(saved_state::encode(&self.state_key(env_id), &slot_state)?);
         }
         Ok(states)
     }
@@ -28,10 +27,9 @@ impl AtariVectorEnv {
                 env_ids.len()
             )));
         }
-        let key = self.state_key();
         let mut decoded = Vec::with_capacity(states.len());
         for (&env_id, bytes) in env_ids.iter().zip(states) {
-            let slot_state: SlotState = saved_state::decode(&key, bytes)?;
+            let slot_state: SlotState = saved_state::decode(&self.state_key(env_id), bytes)?;
             if !self.lock_env(env_id)?.fits(&slot_state)? {
                 return Err(Error::InvalidArgument(
                     "cannot restore this env state: its buffers do not have this env's sizes".into(),
@@ -67,10 +65,11 @@ impl AtariVectorEnv {
         self.check_env_ids(call, env_ids)
     }
 
-    /// The game and the settings a state is saved with, and must be restored with.
-    fn state_key(&self) -> StateKey {
-        let game = self.config.rom_path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-        let settings = format!("{:?}; autoreset: {:?}", self.config.effective_env(), self.config.autoreset_mode);
+    /// The game and the settings env `env_id`'s states are saved with, and must be restored with.
+    fn state_key(&self, env_id: usize) -> StateKey {
+        let rom = self.config.rom_for(env_id);
+        let game = rom.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let settings = format!("{:?}; autoreset: {:?}", self.config.env_config(env_id), self.config.autoreset_mode);
         StateKey { game, settings }
     }
 }
