@@ -352,7 +352,7 @@ impl AtariEnv {
     }
 
     /// Puts back a state saved from an env of the same game and settings, whose sizes
-    /// [`AtariEnvState::fits`] checked.
+    /// `AtariEnvState::fits` checked.
     pub fn restore_state(&mut self, state: &AtariEnvState) -> Result<()> {
         debug_assert!(state.fits(self), "the caller checks the state's sizes");
         self.ale.restore_emulator(&state.emulator)?;
