@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::config::{AtariConfig, ObsFormat};
 use super::env_state::AtariEnvState;
+use super::ram::Ram;
 use crate::ale::{Ale, NoopRng, ACTION_FIRE, ACTION_NOOP, RAM_SIZE};
 use crate::error::{Error, Result};
 use crate::preprocess::{FramePooler, FrameStack, Resizer};
@@ -22,16 +23,6 @@ pub struct EpisodeStats {
     pub steps: u32,
     /// Emulator frames its steps ran (what `max_episode_frames` limits; the reset's no-ops excluded).
     pub frames: u32,
-}
-
-/// The console's 128 bytes of RAM (ale_py's `getRAM()`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ram(pub [u8; RAM_SIZE]);
-
-impl Default for Ram {
-    fn default() -> Self {
-        Self([0; RAM_SIZE])
-    }
 }
 
 /// Scalars of one env after a step or reset, as reported in a batch, and its RAM then.
@@ -351,10 +342,24 @@ impl AtariEnv {
         })
     }
 
+    /// Whether `state`'s buffers have this env's sizes: a state decoded from bytes is checked with this
+    /// before it is restored (its settings were checked equal, so only damage could make them differ).
+    pub fn fits(&self, state: &AtariEnvState) -> bool {
+        let raw = state.raw_frames[0].len();
+        let e = &state.emulator;
+        self.state_sizes() == (raw, state.pooled.len(), state.stack.0.len())
+            && state.raw_frames[1].len() == raw
+            && self.screen_dims().is_ok_and(|(h, w)| e.current_frame.len() == h * w)
+            && e.previous_frame.len() == e.current_frame.len()
+            && state.stack.1 < self.stack.stack_num()
+            && state.action_index < self.action_set().len()
+            && state.paddle_strength.is_finite()
+    }
+
     /// Puts back a state saved from an env of the same game and settings, whose sizes
-    /// `AtariEnvState::fits` checked.
+    /// [`fits`](Self::fits) checked.
     pub fn restore_state(&mut self, state: &AtariEnvState) -> Result<()> {
-        debug_assert!(state.fits(self), "the caller checks the state's sizes");
+        debug_assert!(self.fits(state), "the caller checks the state's sizes");
         self.ale.restore_emulator(&state.emulator)?;
         self.noop_rng.restore_position(state.noop_rng);
         if let Some(pixels) = &mut self.pixels {
@@ -377,13 +382,9 @@ impl AtariEnv {
     }
 
     /// `(raw frame, pooled frame, frame stack)` sizes in bytes, which a restored state must have.
-    pub(super) fn state_sizes(&self) -> (usize, usize, usize) {
+    fn state_sizes(&self) -> (usize, usize, usize) {
         let (raw, pooled) = self.pixels.as_ref().map_or((0, 0), |p| (p.raw_frames[0].len(), p.pooler.pooled().len()));
         (raw, pooled, self.stack.frames().len())
-    }
-
-    pub(super) fn stack_num(&self) -> usize {
-        self.stack.stack_num()
     }
 
     fn capture_screen(&mut self, index: usize) -> Result<()> {

@@ -2,7 +2,9 @@
 pub mod config;
 mod env;
 mod env_state;
+mod ram;
 
 pub use config::{AtariConfig, ObsFormat};
-pub use env::{AtariEnv, EpisodeStats, Ram, StepOutput};
+pub use env::{AtariEnv, EpisodeStats, StepOutput};
 pub use env_state::AtariEnvState;
+pub use ram::Ram;

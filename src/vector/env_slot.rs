@@ -84,7 +84,7 @@ impl EnvSlot {
             saved.ended_obs.len() == self.env.stacked_obs_size()
                 && Some(saved.ended_screen.len()) == height.checked_mul(width * 3)
         });
-        Ok(ahead_fits && state.env.fits(&self.env))
+        Ok(ahead_fits && self.env.fits(&state.env))
     }
 
     /// Puts back a state that [`fits`](Self::fits).

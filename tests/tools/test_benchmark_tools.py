@@ -86,6 +86,15 @@ def test_reset_cost_times_resets_of_both_backends():
         assert micros > 0 and frames >= 0, backend
 
 
+def test_mixed_pool_compares_a_pool_with_its_games_alone(capsys):
+    from torchwm.benchmarks import mixed_pool
+
+    mixed_pool.main(["--games", "pong", "breakout", "--num-envs", "2", "--seconds", "0.2", "--rounds", "1"])
+    out = capsys.readouterr().out
+    for row in ("| pong alone |", "| breakout alone |", "| pool of pong, breakout |", "pool / harmonic mean"):
+        assert row in out, row
+
+
 def test_every_cli_option_has_help_and_the_top_help_names_every_subcommand(capsys):
     import argparse
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 
-__all__ = ["rollout"]
+__all__ = ["add_parser", "rollout"]
 
 
 def rollout(args: argparse.Namespace) -> int:
@@ -41,3 +42,14 @@ def rollout(args: argparse.Namespace) -> int:
     if returns:
         print(f"  {episodes} episodes finished, mean clipped return {np.mean(returns):.1f}")
     return 0
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``rollout`` to the ``torchwm`` command's subcommands."""
+    p = subparsers.add_parser("rollout", help="random-action Atari rollout; prints frames/s")
+    p.add_argument("--game", default="breakout", help="ROM id, e.g. breakout, pong (default: breakout)")
+    p.add_argument("--num-envs", type=int, default=8, help="environments stepped together (default: 8)")
+    p.add_argument("--steps", type=int, default=500, help="batched steps to run (default: 500)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first reset (default: 0)")
+    p.set_defaults(func=rollout)
+    return p
