@@ -5,8 +5,9 @@
 //!   checked against a known sha256 (`build/ale_source.rs`) and passed on to the crate as
 //!   `TORCHWM_ALE_VERSION`.
 //! - ALE is compiled from its source with our edits (`build/ale_edits.rs`, which reach the C++ in
-//!   `src/ffi/tia/`, `src/ffi/cpu/` and `src/ffi/ale_env/`), warnings off (its code, not ours). Its library is reused while nothing it is
-//!   built from changed, so changing the shim does not recompile ALE.
+//!   `src/ffi/tia/`, `src/ffi/cpu/`, `src/ffi/ale_env/` and `src/ffi/rng/`), warnings off (its code,
+//!   not ours). Its library is reused while nothing it is built from changed, so changing the shim does
+//!   not recompile ALE.
 //! - The shim is compiled on its own with warnings on; ALE's headers are system headers to it.
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
 //!   links their runtimes into every binary (see scripts/sanitize.sh).
@@ -54,10 +55,10 @@ fn main() {
     shim.compile("torchwm_shim");
 
     let mut ale = cpp_build(&generated, &ale_src, &sanitize, false);
-    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/` and `ale_env/` files
-    // its edited copies include.
+    // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/`, `ale_env/`
+    // and `rng/` files its edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
-    let edits = ["tia", "cpu", "ale_env"].map(|dir| manifest_dir.join("src/ffi").join(dir));
+    let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
 }

@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 7] = [
+pub const PATCHES: [FilePatch; 8] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -112,6 +112,21 @@ pub const PATCHES: [FilePatch; 7] = [
                 anchor: "void M6502Low::interruptHandler()\n",
                 text: "#endif\n#include \"cpu/execute.inc\"\n\n",
             },
+        ],
+    },
+    // ALE's RNG streams its std::mt19937 into saved states, in the C++ library's own text format; the
+    // portable wheels link libc++, whose format is not libstdc++'s (ale_py's): src/ffi/rng/mt19937.h is
+    // the same engine with libstdc++'s representation, so saved states are ale_py's bytes in every build.
+    FilePatch {
+        file: "ale/emucore/Random.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertAfter { anchor: "#include <sstream>\n", text: "#include \"rng/mt19937.h\"\n" },
+            Edit::InsertBefore {
+                anchor: "  typedef std::mt19937 randgen_t;\n",
+                text: "  typedef torchwm::Mt19937 randgen_t;\n",
+            },
+            Edit::Remove { anchor: "  typedef std::mt19937 randgen_t;\n" },
         ],
     },
     // ALE's cloneState leaves out the actions that sticky actions repeat (the last ones applied), so a
