@@ -106,7 +106,7 @@ done
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
 step "pytest (against the installed 3.11 wheel)"
-"$venv/bin/python" -m pytest -q
+"$venv/bin/python" -m pytest -q --durations=15
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
 step "Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"

@@ -45,7 +45,9 @@ def test_sb3_steps_of_a_pool_are_its_games_alone() -> None:
                 for key in ("lives", "episode_frame_number", "TimeLimit.truncated"):
                     assert infos[i].get(key) == one_infos[0].get(key), (key, i, step)
                 if one_dones[0]:
-                    np.testing.assert_array_equal(infos[i]["terminal_observation"], one_infos[0]["terminal_observation"])
+                    np.testing.assert_array_equal(
+                        infos[i]["terminal_observation"], one_infos[0]["terminal_observation"]
+                    )
             dones_seen += int(dones.sum())
         assert dones_seen >= NUM_ENVS, "episodes must end (600 frames), so SB3's restarts are compared too"
     finally:
