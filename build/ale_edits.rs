@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 9] = [
+pub const PATCHES: [FilePatch; 10] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -109,6 +109,21 @@ pub const PATCHES: [FilePatch; 9] = [
             anchor: "          clocksFromStartOfScanLine - HBLANK);\n",
             text: "#include \"tia/background_span.inc\"\n",
         }],
+    },
+    // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "  if(((clock - myClockWhenFrameStarted) / 228) > myMaximumNumberOfScanlines)\n",
+                text: "#include \"tia/scanline_limit.inc\"\n#if 0  // ALE's test, replaced by tia/scanline_limit.inc above\n",
+            },
+            Edit::InsertAfter {
+                anchor: "  if(((clock - myClockWhenFrameStarted) / 228) > myMaximumNumberOfScanlines)\n",
+                text: "#endif\n",
+            },
+        ],
     },
     // The 6502's instruction loop keeps the CPU's registers in locals (src/ffi/cpu/execute.inc, which
     // replaces ALE's `execute`): GCC kept them in memory across every memory access.
