@@ -110,7 +110,8 @@ pub const PATCHES: [FilePatch; 10] = [
             text: "#include \"tia/background_span.inc\"\n",
         }],
     },
-    // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc).
+    // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc): 0.5-0.7% fewer
+    // instructions (callgrind) on the five benchmark games.
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
