@@ -16,9 +16,10 @@ NUM_ENVS = 4
 SETTINGS = {"max_num_frames_per_episode": 600}
 
 
-def singles() -> list[torchwm.AtariVectorEnv]:
-    """One one-game env per env of the pool, with the pool's full action set."""
-    return [torchwm.AtariVectorEnv(POOL[i % 2], 1, full_action_space=True, **SETTINGS) for i in range(NUM_ENVS)]
+def singles(**keywords: object) -> list[torchwm.AtariVectorEnv]:
+    """One one-game env per env of the pool, with the pool's full action set (and ``keywords``)."""
+    settings = {**SETTINGS, **keywords}
+    return [torchwm.AtariVectorEnv(POOL[i % 2], 1, full_action_space=True, **settings) for i in range(NUM_ENVS)]
 
 
 def test_sb3_steps_of_a_pool_are_its_games_alone() -> None:
@@ -80,8 +81,8 @@ def test_torch_batches_of_a_pool_are_its_numpy_results() -> None:
 
 
 def test_a_pool_records_each_envs_own_game(tmp_path: Path) -> None:
-    pool = torchwm.AtariVectorEnv(POOL, NUM_ENVS, render_mode="rgb_array")
-    ones = [torchwm.AtariVectorEnv(POOL[i % 2], 1, full_action_space=True, render_mode="rgb_array") for i in range(4)]
+    pool = torchwm.AtariVectorEnv(POOL, NUM_ENVS, render_mode="rgb_array", **SETTINGS)
+    ones = singles(render_mode="rgb_array")
     try:
         summary = torchwm.record(pool, tmp_path / "pool.png", steps=2, seed=5, cols=2, scale=0.5, padding=2)
         assert summary["images"] == 3
