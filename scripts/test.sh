@@ -83,7 +83,7 @@ TORCHWM_ROM_DIR="$("$venv/bin/python" -c 'import ale_py.roms, pathlib; print(pat
 export TORCHWM_ROM_DIR
 
 step "cargo test (no Python)"
-cargo test --release --quiet
+cargo test --profile ci --quiet
 
 step "torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"

@@ -35,12 +35,24 @@ TINY = [
 def run_example(tmp_path: Path, name: str, *flags: str) -> list[dict[str, str]]:
     log = tmp_path / f"{name}.csv"
     subprocess.run([sys.executable, str(EXAMPLE), *TINY, *flags, "--log-csv", str(log)], check=True, timeout=300)
+    return read_log(log)
+
+
+@pytest.fixture(scope="module")
+def torchwm_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny run on torchwm (the default backend), once for the tests that read its log."""
+    directory = tmp_path_factory.mktemp("ppo_torchwm")
+    run_example(directory, "torchwm")
+    return directory / "torchwm.csv"
+
+
+def read_log(log: Path) -> list[dict[str, str]]:
     with open(log, newline="") as file:
         return list(csv.DictReader(file))
 
 
-def test_ppo_atari_logs_raw_returns_and_speeds(tmp_path):
-    rows = run_example(tmp_path, "sync")
+def test_ppo_atari_logs_raw_returns_and_speeds(torchwm_log):
+    rows = read_log(torchwm_log)
     assert len(rows) == 2  # 256 steps / (4 envs * 32 steps) updates
     assert int(rows[-1]["global_step"]) == 256
     # 200-frame games (50 steps): every env finished some, with Pong's raw score (-21..21) and length.
@@ -50,10 +62,10 @@ def test_ppo_atari_logs_raw_returns_and_speeds(tmp_path):
         assert float(rows[-1][key]) > 0
 
 
-def test_ppo_atari_same_run_on_torchwm_and_ale_py(tmp_path):
+def test_ppo_atari_same_run_on_torchwm_and_ale_py(tmp_path, torchwm_log):
     """torchwm is a drop-in for ale_py: a seeded run logs the same games on both."""
     pytest.importorskip("ale_py")
-    torchwm_rows = run_example(tmp_path, "torchwm", "--env-backend", "torchwm")
+    torchwm_rows = read_log(torchwm_log)
     ale_py_rows = run_example(tmp_path, "ale_py", "--env-backend", "ale_py")
     for ours, theirs in zip(torchwm_rows, ale_py_rows, strict=True):
         for key in ("global_step", "episodes", "mean_raw_return", "mean_length"):
@@ -117,7 +129,7 @@ def test_ppo_atari_episode_stats_match_gymnasium_record_episode_statistics():
     assert sorted(stats.take()) == sorted(expected) and len(expected) >= 6
 
 
-def test_learning_curve_plot_from_a_training_log(tmp_path):
+def test_learning_curve_plot_from_a_training_log(tmp_path, torchwm_log):
     """plot_learning_curve.py turns a real --log-csv into a PNG; its running mean is the mean of the
     last games, counted game by game."""
     import importlib.util
@@ -125,10 +137,9 @@ def test_learning_curve_plot_from_a_training_log(tmp_path):
     import numpy as np
     from PIL import Image
 
-    run_example(tmp_path, "curve")
     png = tmp_path / "curve.png"
     plotter = EXAMPLE.parent / "plot_learning_curve.py"
-    subprocess.run([sys.executable, str(plotter), str(tmp_path / "curve.csv"), str(png)], check=True, timeout=120)
+    subprocess.run([sys.executable, str(plotter), str(torchwm_log), str(png)], check=True, timeout=120)
     with Image.open(png) as image:
         assert image.format == "PNG" and image.size == (700, 400)
 
