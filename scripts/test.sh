@@ -117,6 +117,6 @@ wait "$deps_ray"
 # stable-baselines3: to_sb3() on the Ray backend is tested side by side with SB3's SubprocVecEnv.
 "$uv" pip install --quiet --python "$ray_venv/bin/python" "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1" \
     "stable-baselines3>=2.3"
-(cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q -c "$root/pyproject.toml" --rootdir "$root" \
+(cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q --durations=10 -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
 step "done"
