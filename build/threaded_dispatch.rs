@@ -1,7 +1,7 @@
 //! ALE's 6502 instruction cases (`M6502Low.ins`) rewritten for threaded dispatch: each case gets a
-//! label, and each case's closing `break;` becomes `TORCHWM_NEXT_INSTRUCTION`, which src/ffi/cpu/execute.inc
-//! defines as the loop's own step (count down, stop test, opcode fetch, cycles) ending in a
-//! `goto *` through a table of those labels. Every case then ends in an indirect jump of its own, which
+//! label, and each case's closing `break;` becomes `TORCHWM_NEXT_INSTRUCTION(0xNN)` (the case's first
+//! opcode), which src/ffi/cpu/execute.inc defines as the loop's own step (count down, stop test, opcode
+//! fetch, cycles) ending in a `goto *` through a table of those labels. Every case then ends in an indirect jump of its own, which
 //! the branch predictor tells apart, instead of all sharing the switch's one.
 //!
 //! The rewrite is mechanical and checked: the file must be the exact structure it was written for,
@@ -33,6 +33,8 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
     let mut state = State::Between;
     let mut in_comment = false;
     let mut count = 0;
+    // The first opcode of the case being read.
+    let mut first = 0;
     for (index, line) in ins.lines().enumerate() {
         let at = || format!("M6502Low.ins line {}: {line:?}", index + 1);
         // Block comments (the file's headers) stand between cases only.
@@ -51,6 +53,9 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
                 return Err(format!("{}: opcode {opcode:#04x} has two cases", at()));
             }
             writeln!(cases, "torchwm_op_{opcode:02x}:").expect("writing to a String");
+            if !matches!(state, State::Labels) {
+                first = opcode;
+            }
             state = State::Labels;
             continue;
         }
@@ -66,7 +71,7 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
                     if matches!(state, State::Labels) {
                         return Err(format!("{}: a case without a body", at()));
                     }
-                    cases.push_str("TORCHWM_NEXT_INSTRUCTION;\n");
+                    writeln!(cases, "TORCHWM_NEXT_INSTRUCTION({first:#04x});").expect("writing to a String");
                     state = State::Between;
                     count += 1;
                     continue;
