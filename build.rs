@@ -23,6 +23,8 @@ mod ale_edits;
 mod ale_source;
 #[path = "build/ale_units.rs"]
 mod ale_units;
+#[path = "build/threaded_dispatch.rs"]
+mod threaded_dispatch;
 
 use ale_source::AleRelease;
 
@@ -101,6 +103,7 @@ fn generate_sources(generated: &Path, ale_src: &Path, release: &AleRelease) -> R
     ale_units::write_version_header(generated, release)?;
     let sources = ale_units::ale_sources(ale_src)?;
     let copies = ale_units::write_patched_copies(generated, ale_src)?;
+    threaded_dispatch::write(generated, ale_src)?;
     ale_units::write_unity_sources(generated, ale_src, &sources, &copies)
 }
 

@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 11] = [
+pub const PATCHES: [FilePatch; 12] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -165,6 +165,17 @@ pub const PATCHES: [FilePatch; 11] = [
         edits: &[Edit::InsertAfter {
             anchor: "    bool myDataBusLocked;\n",
             text: "#include \"cpu/system_friend.inc\"\n",
+        }],
+    },
+    // The instruction loop skips the iterations of timer wait loops (`LDA INTIM; BNE *-3`) whose reads
+    // return the still-running timer's nonzero value, by the RIOT's own arithmetic
+    // (src/ffi/cpu/timer_reads.inc; cpu/execute.inc says what it measured).
+    FilePatch {
+        file: "ale/emucore/M6532.hxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "    bool myTimerReadAfterInterrupt;\n",
+            text: "#include \"cpu/timer_reads.inc\"\n",
         }],
     },
     // ALE's cloneState leaves out the actions that sticky actions repeat (the last ones applied), so a
