@@ -49,12 +49,17 @@ trap 'kill $(jobs -p) 2>/dev/null || true' EXIT  # a failing step must not leave
 background_install "$root/.deps-test.log" --python "$venv/bin/python" -r pyproject.toml --extra test &
 deps_test=$!
 
+# The docs site needs nothing compiled: it builds (one core, mostly pip) while clippy compiles.
+DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site" >"$root/.docs.log" 2>&1 &
+docs_site=$!
+
 step "cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
 step "cargo doc (broken or private intra-doc links are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-step "docs site: mkdocs build --strict (user guide + API reference from the docstrings)"
-DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site"
+step "docs site: mkdocs build --strict (user guide + API reference from the docstrings), built beside clippy"
+wait "$docs_site" || { cat "$root/.docs.log"; exit 1; }
+cat "$root/.docs.log"
 
 step "wheel: maturin build --release --zig --compatibility manylinux_2_28 (abi3: CPython >= 3.10)"
 rm -rf "$root/dist"
@@ -105,11 +110,11 @@ done
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
-# Tests run in one process per core (pytest-xdist, at most 4): most of them keep one core busy, waiting on
-# an emulator thread or a worker process. One OpenMP thread for torch in each: its idle threads spin, and
+# Tests run in one process per core (pytest-xdist, at most 4; an idle process takes tests queued for a busy
+# one): most of them keep one core busy, waiting on an emulator thread or a worker process. One OpenMP thread for torch in each: its idle threads spin, and
 # with a busy sibling process on every core they took the cores from the envs (a 5 s test took 75 s).
 step "pytest (against the installed 3.11 wheel, a process per core)"
-OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4
+OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
 step "Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
