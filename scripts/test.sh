@@ -61,6 +61,11 @@ step "docs site: mkdocs build --strict (user guide + API reference from the docs
 wait "$docs_site" || { cat "$root/.docs.log"; exit 1; }
 cat "$root/.docs.log"
 
+# cargo test's compiling needs neither the wheel nor Python: it starts beside the wheel's, whose last
+# minute (link-time optimisation) keeps one core only.
+cargo test --profile ci --no-run --quiet >"$root/.cargo-test-build.log" 2>&1 &
+test_build=$!
+
 step "wheel: maturin build --release --zig --compatibility manylinux_2_28 (abi3: CPython >= 3.10)"
 rm -rf "$root/dist"
 # Its own target directory: zig's compilers would otherwise rebuild what cargo test and clippy built.
@@ -75,7 +80,7 @@ background_install "$root/.deps-ray.log" --python "$ray_venv/bin/python" -r pypr
 deps_ray=$!
 "$uv" pip install --quiet --python "$venv/bin/python" "$wheel[test]"
 
-# The type checks take one core; cargo test's compiling leaves some of the other: side by side.
+# The type checks take one core: they run beside cargo test and the smoke runs.
 step "mypy python/torchwm and stubtest torchwm._core (in the background)"
 typecheck() {
     "$venv/bin/python" -m mypy python/torchwm && "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
@@ -87,7 +92,8 @@ typechecks=$!
 TORCHWM_ROM_DIR="$("$venv/bin/python" -c 'import ale_py.roms, pathlib; print(pathlib.Path(ale_py.roms.__file__).parent)')"
 export TORCHWM_ROM_DIR
 
-step "cargo test (no Python)"
+step "cargo test (no Python; compiled beside the wheel)"
+wait "$test_build" || { cat "$root/.cargo-test-build.log"; exit 1; }
 cargo test --profile ci --quiet
 
 step "torchwm bench smoke run"
@@ -110,9 +116,10 @@ done
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
-# Tests run in one process per core (pytest-xdist, at most 4; an idle process takes tests queued for a busy
-# one): most of them keep one core busy, waiting on an emulator thread or a worker process. One OpenMP thread for torch in each: its idle threads spin, and
-# with a busy sibling process on every core they took the cores from the envs (a 5 s test took 75 s).
+# Tests run in one process per core (pytest-xdist, at most 4; an idle process takes tests queued for a
+# busy one): most of them keep one core busy, waiting on an emulator thread or a worker process. One
+# OpenMP thread for torch in each: its idle threads spin, and with a busy sibling process on every core
+# they took the cores from the envs (a 5 s test took 75 s).
 step "pytest (against the installed 3.11 wheel, a process per core)"
 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
 
