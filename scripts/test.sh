@@ -80,7 +80,8 @@ background_install "$root/.deps-ray.log" --python "$ray_venv/bin/python" -r pypr
 deps_ray=$!
 "$uv" pip install --quiet --python "$venv/bin/python" "$wheel[test]"
 
-# The type checks take one core: they run beside cargo test and the smoke runs.
+# The type checks take one core: they run beside cargo test, the smoke runs and pytest (which leaves a
+# sixth of the cores idle).
 step "mypy python/torchwm and stubtest torchwm._core (in the background)"
 typecheck() {
     "$venv/bin/python" -m mypy python/torchwm && "$venv/bin/python" -m mypy.stubtest torchwm._core --ignore-missing-stub
@@ -102,10 +103,6 @@ step "torchwm bench --soak smoke run"
 "$venv/bin/torchwm" bench --soak --soak-million-frames 0.05 --soak-cycles 5 --soak-process-cycles 3 \
     --soak-process-steps 500 --out "$root/bench-results/ci"
 
-step "mypy and stubtest: their output"
-wait "$typechecks" || { cat "$root/.typecheck.log"; exit 1; }
-cat "$root/.typecheck.log"
-
 step "the wheel in CPython 3.10 and 3.13: a fresh virtualenv each, a short smoke test"
 for version in 3.10 3.13; do
     smoke="$root/.venv-smoke-$version"
@@ -122,6 +119,10 @@ done
 # they took the cores from the envs (a 5 s test took 75 s).
 step "pytest (against the installed 3.11 wheel, a process per core)"
 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
+
+step "mypy and stubtest: their output (they ran beside cargo test, the smoke runs and pytest)"
+wait "$typechecks" || { cat "$root/.typecheck.log"; exit 1; }
+cat "$root/.typecheck.log"
 
 # Ray and RLlib pin their own gymnasium, so their tests run in a virtualenv of their own, from the wheel.
 step "Ray backend and RLlib (torchwm[ray] from the wheel, in its own virtualenv)"
