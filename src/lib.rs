@@ -17,6 +17,7 @@
 pub mod ale;
 pub mod atari;
 pub mod bench;
+pub mod doorbell;
 pub mod error;
 #[allow(unsafe_code)]
 mod ffi;

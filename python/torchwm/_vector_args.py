@@ -23,6 +23,7 @@ __all__ = [
     "async_state",
     "env_factories",
     "parse_autoreset_mode",
+    "parse_batch_size",
     "parse_gymnasium_reset_mask",
     "parse_reset_mask",
     "parse_seeds",
@@ -52,6 +53,25 @@ def worker_counts(num_workers: Any, envs_per_worker: Any) -> tuple[int, int]:
             f"num_workers * envs_per_worker must be at most {MAX_ENV_COUNT}, got {workers} * {per_worker}"
         )
     return workers, per_worker
+
+
+def parse_batch_size(batch_size: Any, num_workers: int, envs_per_worker: int) -> int:
+    """The process vectorizer's pool batch: None (every env) or whole workers, ``envs_per_worker`` to
+    ``num_workers * envs_per_worker`` envs in steps of ``envs_per_worker``."""
+    total = num_workers * envs_per_worker
+    if batch_size is None:
+        return total
+    if (
+        isinstance(batch_size, bool)
+        or not isinstance(batch_size, (int, np.integer))
+        or not envs_per_worker <= batch_size <= total
+        or batch_size % envs_per_worker
+    ):
+        raise InvalidArgumentError(
+            f"batch_size must be None or a multiple of envs_per_worker ({envs_per_worker}) in "
+            f"[{envs_per_worker}, {total}] (a worker's envs come back together), got {batch_size!r}"
+        )
+    return int(batch_size)
 
 
 def env_factories(env_factory: Any, total_envs: int) -> list[Any]:

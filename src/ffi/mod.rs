@@ -10,13 +10,18 @@ use crate::error::{Error, Result};
 
 mod bindings;
 mod fork;
+pub(crate) mod futex;
 mod raw_ale;
+#[cfg(feature = "python")]
+mod shared_mapping;
 mod thread_priority;
 
 pub(crate) use bindings::TwmStickyActions as StickyActions;
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
 pub(crate) use fork::fork_generation;
 pub(crate) use raw_ale::{RawAle, RawState};
+#[cfg(feature = "python")]
+pub(crate) use shared_mapping::SharedMapping;
 pub(crate) use thread_priority::lower_current_thread_priority;
 
 /// Turns a shim return code into a `Result`, reading this thread's error message on failure.

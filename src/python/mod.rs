@@ -1,5 +1,6 @@
 //! pyo3 glue for `torchwm._core`: argument conversion and the GIL, no logic.
 mod ale;
+mod doorbell;
 mod errors;
 mod record;
 mod settings;
@@ -46,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<vector::AtariVectorCore>()?;
     m.add("ATARI_SETTINGS", settings::settings_table(m.py())?)?;
     m.add_class::<record::GridRecorder>()?;
+    m.add_class::<doorbell::Doorbells>()?;
     m.add_function(wrap_pyfunction!(ale::is_supported_rom, m)?)?;
     m.add_function(wrap_pyfunction!(ale::set_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(ale::emulator_frames_per_second, m)?)?;

@@ -1,8 +1,10 @@
-"""The worker processes of one env: start, send a command to all, gather their replies, shut down.
+"""The worker processes of one env: start, send commands, collect their replies, shut down.
 
-A worker's death is noticed from its process (a pidfd, else its sentinel, and a liveness check every
-``LIVENESS_CHECK_S``), not from its pipe: a child the env forked may hold the pipe open. Before a dead
-or unreachable worker is reported as crashed, whatever it wrote last (its start-up traceback, say) is
+A command is announced by the worker's doorbell and a reply by the parent's (process/doorbells.py);
+what does not fit in shared memory follows as a frame on the worker's pipe. A worker's death is
+noticed from its process (a pidfd, else its sentinel, checked every ``LIVENESS_CHECK_S`` of a
+wait), not from its pipe: a child the env forked may hold the pipe open. Before a dead or
+unreachable worker is reported as crashed, whatever it wrote last (its start-up traceback, say) is
 read and raised instead.
 """
 
@@ -17,35 +19,58 @@ import weakref
 from typing import Any, NoReturn
 
 from torchwm.errors import WorkerCrashedError
-from torchwm.process.protocol import STEP_DONE_BODY, Message, decode, frame, read_frame, write_frame
+from torchwm.process.doorbells import DoorbellMemory, Patience
+from torchwm.process.protocol import Message, decode, frame, read_frame, write_frame
 from torchwm.process.remote_errors import RemoteError, rebuild
 from torchwm.process.worker import WorkerConfig, worker_main
 
 # How long close() waits for a worker to exit before terminating it.
 CLOSE_TIMEOUT_S = 5.0
 # While waiting for replies, how often the liveness of the workers is checked (besides their pidfds).
-LIVENESS_CHECK_S = 0.2
+LIVENESS_CHECK_S = 0.05
 
 _CLOSE_FRAME = frame(Message.CLOSE)
 
 
 class WorkerPool:
-    """``len(configs)`` worker processes, each with its pipe; every command goes to all of them."""
+    """``len(configs)`` worker processes, each with its pipe and its doorbell. Commands go to any set
+    of idle workers; their replies are collected as they come (``ready``, oldest first) and taken
+    by :meth:`gather` (every busy worker) or :meth:`gather_some` (the first to finish: pool mode)."""
 
-    def __init__(self, ctx: Any, configs: list[WorkerConfig], daemon: bool, envs_per_worker: int) -> None:
+    def __init__(
+        self,
+        ctx: Any,
+        configs: list[WorkerConfig],
+        daemon: bool,
+        envs_per_worker: int,
+        doorbells: DoorbellMemory,
+        patience: Patience,
+    ) -> None:
         self.closed = False
         self.envs_per_worker = envs_per_worker
+        self.doorbells = doorbells
+        self.bells = doorbells.bells
+        self.patience = patience
         self.processes: list[Any] = []
         self.pipes: list[Any] = []
         self.death_fds: list[int] = []
         self.fds: list[int] = []  # each worker's pipe descriptor
-        self.poller = select.poll()
-        self.watched: dict[int, tuple[str, int]] = {}
+        self.deaths = select.poll()  # the descriptors that become readable when a worker dies
+        self.watched: dict[int, int] = {}  # death descriptor -> worker
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
         # Guarded by pid: a copy of this env in a process forked later (a worker of a newer env) must
         # not shut down workers it does not own.
         self.owner_pid = os.getpid()
-        self._finalizer = weakref.finalize(self, _shutdown, self.owner_pid, self.processes, self.pipes, self.death_fds)
+        self._finalizer = weakref.finalize(
+            self, _shutdown, self.owner_pid, self.processes, self.pipes, self.death_fds, doorbells
+        )
+        n = len(configs)
+        # Every worker starts busy: its first reply is READY (or its start-up error).
+        self.busy = [True] * n
+        self.ready: list[int] = []  # workers whose reply is in, not yet taken; oldest first
+        self.replies: list[Any] = [None] * n
+        self.raised: list[RemoteError] = []  # the RAISED replies in, not yet taken
+        self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -60,35 +85,37 @@ class WorkerPool:
             self.processes.append(process)
             self.pipes.append(parent_end)
             self._watch(w, process, parent_end)
-        self.received = [False] * len(configs)
-        self.replies: list[Any] = [None] * len(configs)
-        self.raised: list[RemoteError] = []  # the RAISED replies to the pending command
-        self.last_raised: list[RemoteError] = []  # those of the last command that raised, in env order
 
     def _watch(self, w: int, process: Any, pipe: Any) -> None:
-        """Registers worker ``w``'s pipe and a descriptor that becomes readable when it dies: a pidfd
-        (Linux 5.3+; it does not depend on who else holds pipes open), else the process sentinel."""
+        """Registers a descriptor of worker ``w`` that becomes readable when it dies: a pidfd (Linux
+        5.3+; it does not depend on who else holds pipes open), else the process sentinel."""
         try:
             death_fd = os.pidfd_open(process.pid)
             self.death_fds.append(death_fd)
         except (AttributeError, OSError):
             death_fd = process.sentinel
         self.fds.append(pipe.fileno())
-        for fd, kind in ((pipe.fileno(), "pipe"), (death_fd, "death")):
-            self.watched[fd] = (kind, w)
-            self.poller.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+        self.watched[death_fd] = w
+        self.deaths.register(death_fd, select.POLLIN | select.POLLERR | select.POLLHUP)
 
     # ------------------------------------------------------------------------------------ commands
 
-    def send(self, frames: list[bytes]) -> None:
-        """Writes ``frames[w]`` to worker ``w``, for every worker. Interrupted half-way (Ctrl-C), the
-        workers are out of step with each other: they are shut down and the interrupt goes on."""
-        self.received = [False] * len(self.fds)
+    def idle(self) -> list[int]:
+        """The workers with no command in flight and no reply waiting to be taken."""
+        return [w for w, busy in enumerate(self.busy) if not busy and w not in self.ready]
+
+    def send(self, frames: list[bytes], workers: list[int] | None = None) -> None:
+        """Writes ``frames[i]`` to worker ``workers[i]`` (default: every worker), each announced by its
+        doorbell. Interrupted half-way (Ctrl-C), the workers are out of step with each other: they
+        are shut down and the interrupt goes on."""
+        workers = list(range(len(self.fds))) if workers is None else workers
         w = 0
         try:
-            for w, fd in enumerate(self.fds):
+            for w, data in zip(workers, frames):
+                self.busy[w] = True
+                self.bells.ring([w], Message.FRAME)  # first: a frame larger than the pipe is read as written
                 try:
-                    write_frame(fd, frames[w])
+                    write_frame(self.fds[w], data)
                 except OSError:  # BrokenPipeError included: the worker is gone
                     self.crashed(w)
         except BaseException:
@@ -96,66 +123,128 @@ class WorkerPool:
                 self.shutdown(terminate=True)
             raise
 
-    def gather(self, what: str, timeout: float | None) -> list[Any]:
-        """Every worker's reply payload (None for ``STEP_DONE``), or ``multiprocessing.TimeoutError`` after ``timeout``
-        s (call again to keep waiting). A worker's fatal error (``FAILED``) or death shuts every worker
-        down and raises; a sub-env's exception (``RAISED``) is raised once every worker has answered (the
-        lowest env index's; ``last_raised`` lists them all)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        received = self.received
-        while not all(received):
-            # Blocking here measured as fast as spinning (the workers spin, and the parent shares their cores).
-            left = LIVENESS_CHECK_S if deadline is None else max(0.0, deadline - time.monotonic())
-            ready = self.poller.poll(min(LIVENESS_CHECK_S, left) * 1000.0)
-            dead = set()
-            for fd, _ in ready:
-                kind, w = self.watched[fd]
-                if kind == "pipe" and not received[w]:
-                    self._receive(w)
-                elif kind == "death":
-                    dead.add(w)
-            if not ready:
-                dead = {w for w, process in enumerate(self.processes) if not process.is_alive()}
-            for w in dead:
-                if not received[w]:
-                    self.crashed(w)
-            if not ready and deadline is not None and time.monotonic() >= deadline and not all(received):
-                raise mp.TimeoutError(
-                    f"{what}: {received.count(False)} worker(s) did not answer within {timeout} s; "
-                    "call again to keep waiting"
-                )
-        return self._take_replies()
+    def step_shared(self, workers: list[int]) -> None:
+        """Rings ``workers``' doorbells for a step whose actions are in shared memory."""
+        for w in workers:
+            self.busy[w] = True
+        self.bells.ring(workers, Message.STEP_SHARED)
 
-    def _take_replies(self) -> list[Any]:
-        replies, self.replies = self.replies, [None] * len(self.fds)
-        if self.raised:
-            self.last_raised, self.raised = sorted(self.raised, key=lambda remote: remote.env_index), []
+    def gather(self, what: str, timeout: float | None) -> list[Any]:
+        """Every worker's reply payload (None for ``STEP_DONE`` and for workers given no command), or
+        ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting). A worker's
+        fatal error (``FAILED``) or death shuts every worker down and raises; a sub-env's exception
+        (``RAISED``) is raised once every worker has answered (the lowest env index's; ``last_raised``
+        lists them all)."""
+        self._collect(what, timeout, len(self.ready) + self.busy.count(True))
+        taken, self.ready = self.ready, []
+        return self._take(taken, [self.replies[w] if w in taken else None for w in range(len(self.fds))])
+
+    def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
+        """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`."""
+        self._collect(what, timeout, count)
+        taken, self.ready = self.ready[:count], self.ready[count:]
+        return taken, self._take(taken, [self.replies[w] for w in taken])
+
+    def drop_all(self, what: str) -> None:
+        """Waits for every command in flight and drops every reply not taken (pool mode's reset)."""
+        self._collect(what, None, len(self.ready) + self.busy.count(True))
+        self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
+
+    def stash(self) -> tuple[list[int], list[Any], list[RemoteError]]:
+        """Waits for every command in flight and sets aside the replies not taken, so that a command
+        to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back."""
+        self._collect("a call", None, len(self.ready) + self.busy.count(True))
+        saved = (self.ready, self.replies, self.raised)
+        self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
+        return saved
+
+    def unstash(self, saved: tuple[list[int], list[Any], list[RemoteError]]) -> None:
+        self.ready, self.replies, self.raised = saved
+
+    def _take(self, taken: list[int], replies: list[Any]) -> list[Any]:
+        for w in taken:
+            self.replies[w] = None
+        k = self.envs_per_worker
+        raised = [remote for remote in self.raised if remote.env_index // k in taken]
+        if raised:
+            self.raised = [remote for remote in self.raised if remote.env_index // k not in taken]
+            self.last_raised = sorted(raised, key=lambda remote: remote.env_index)
             raise rebuild(self.last_raised[0])
         return replies
 
-    def _receive(self, w: int) -> None:
-        """Reads worker ``w``'s reply into ``self.replies``."""
-        try:
-            body = read_frame(self.fds[w])
-        except (EOFError, OSError):
-            self.crashed(w, read_last=False)
-        self.received[w] = True
-        if body == STEP_DONE_BODY:
+    def _collect(self, what: str, timeout: float | None, count: int) -> None:
+        """Waits until ``count`` replies are in (``ready``), collecting each as its worker finishes."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        patience = self.patience
+        while len(self.ready) < count:
+            busy = [w for w, b in enumerate(self.busy) if b]
+            assert busy, "waiting for replies to commands never sent"
+            left = LIVENESS_CHECK_S if deadline is None else max(0.0, deadline - time.monotonic())
+            done = self.bells.wait_done(
+                busy, count - len(self.ready), patience.spin_s, patience.yield_s, min(LIVENESS_CHECK_S, left)
+            )
+            for w in done:
+                self._receive(w, deadline)
+            if not done:
+                self._check_deaths()
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise mp.TimeoutError(
+                        f"{what}: {count - len(self.ready)} worker(s) did not answer within {timeout} s; "
+                        "call again to keep waiting"
+                    )
+
+    def _check_deaths(self) -> None:
+        """Raises for a busy worker that died (after reading what it said last)."""
+        for fd, _ in self.deaths.poll(0):
+            w = self.watched[fd]
+            if self.busy[w] and not self.bells.is_done(w):
+                self.crashed(w)
+        for w, process in enumerate(self.processes):
+            if self.busy[w] and not self.bells.is_done(w) and not process.is_alive():
+                self.crashed(w)
+
+    def _receive(self, w: int, deadline: float | None) -> None:
+        """Collects worker ``w``'s reply (it has rung its doorbell): none for a step all in shared
+        memory, else the frame on its pipe."""
+        self.busy[w] = False
+        if self.bells.done_kind(w) == Message.STEP_DONE:
             self.replies[w] = None
+            self.ready.append(w)
             return
+        body = self._read_reply(w, deadline)
         kind, payload = decode(body)
-        if kind == Message.RAISED:
-            self.raised.append(payload)
-        elif kind == Message.FAILED:
+        if kind == Message.FAILED:
             self.shutdown(terminate=True)
             raise rebuild(payload)
+        self.ready.append(w)
+        if kind == Message.RAISED:
+            self.raised.append(payload)
+            self.replies[w] = None
         else:
             self.replies[w] = payload
 
+    def _read_reply(self, w: int, deadline: float | None) -> bytes:
+        """The frame worker ``w`` is writing; waits for it with an eye on the worker's life."""
+        pipe = self.pipes[w]
+        while not pipe.poll(LIVENESS_CHECK_S):
+            if not self.processes[w].is_alive() and not pipe.poll(0):
+                self.crashed(w, read_last=False)
+            if deadline is not None and time.monotonic() >= deadline:
+                self.busy[w] = True  # not collected: the next wait reads it
+                raise mp.TimeoutError(f"worker {w} did not finish its reply in time; call again to keep waiting")
+        try:
+            return read_frame(self.fds[w])
+        except (EOFError, OSError):
+            self.crashed(w, read_last=False)
+
     def crashed(self, w: int, read_last: bool = True) -> NoReturn:
         """Worker ``w`` is gone: raises what it reported last (read first), else ``WorkerCrashedError``."""
-        if read_last and not self.received[w] and self.pipes[w].poll(0):
-            self._receive(w)  # raises the worker's own error, if that is what it sent
+        if read_last and self.pipes[w].poll(0):
+            with contextlib.suppress(EOFError, OSError):
+                kind, payload = decode(read_frame(self.fds[w]))
+                if kind in (Message.FAILED, Message.RAISED):
+                    self.shutdown(terminate=True)
+                    raise rebuild(payload)
         process = self.processes[w]
         _join(process, 1.0)
         first = w * self.envs_per_worker
@@ -189,13 +278,17 @@ def _join(process: Any, timeout: float | None) -> bool:
     return True
 
 
-def _shutdown(owner_pid: int, processes: list[Any], pipes: list[Any], death_fds: list[int]) -> None:
+def _shutdown(
+    owner_pid: int, processes: list[Any], pipes: list[Any], death_fds: list[int], doorbells: DoorbellMemory
+) -> None:
     """Stops workers: ask, wait a little, then terminate and reap. Does nothing in any process but the
     one that started them (a forked copy of the env); safe to call more than once."""
     if os.getpid() != owner_pid:
         return
-    for pipe in pipes:
+    for w, pipe in enumerate(pipes):
         with contextlib.suppress(Exception):
+            # A worker still busy reads the CLOSE frame once it is done: its next command.
+            doorbells.bells.ring([w], Message.FRAME)
             write_frame(pipe.fileno(), _CLOSE_FRAME)
     for process in processes:
         if not _join(process, CLOSE_TIMEOUT_S):
@@ -209,3 +302,4 @@ def _shutdown(owner_pid: int, processes: list[Any], pipes: list[Any], death_fds:
     while death_fds:
         with contextlib.suppress(OSError):
             os.close(death_fds.pop())
+    doorbells.close()

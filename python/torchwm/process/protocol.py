@@ -1,5 +1,9 @@
 """The parent/worker protocol: one message kind enum and one framing, used both ways on every pipe.
 
+A command or reply is announced by a doorbell (process/doorbells.py) carrying its kind: a step through
+shared memory (``STEP_SHARED``, ``STEP_DONE``) needs nothing else; ``FRAME`` says it is the next frame
+on the pipe.
+
 A frame is a 4-byte big-endian length (the framing of ``multiprocessing.Connection``), then one byte,
 the :class:`Message` kind, then the pickled payload if there is one. The step doorbell and a step's
 plain reply are single-byte bodies, read with one ``read`` call. Frames are built by :func:`frame`
@@ -37,6 +41,8 @@ class Message(enum.IntEnum):
     SET_ATTR = 5
     CLOSE = 6
     SB3_CALL = 7  # one of SB3's per-env calls on some of the worker's envs (process/sb3_calls.py)
+    # Both ways, on a doorbell only: the command or reply is the next frame on the pipe.
+    FRAME = 8
     # Worker -> parent.
     READY = 16  # start-up done; payload: the spaces of the worker's envs
     OK = 17  # payload: the command's result

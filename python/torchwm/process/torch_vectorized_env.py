@@ -28,6 +28,7 @@ from torchwm._vector_args import (
     async_state,
     env_factories,
     parse_autoreset_mode,
+    parse_batch_size,
     parse_gymnasium_reset_mask,
     parse_seeds,
     parse_timeout,
@@ -43,7 +44,9 @@ from torchwm.process.actions import actions_outside_space
 from torchwm.process.buffers import allocate
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
-from torchwm.process.protocol import STEP_SHARED_FRAME, Message, frame
+from torchwm.process.pool_mode import PoolModeMixin
+from torchwm.process.doorbells import DoorbellMemory, patience_for
+from torchwm.process.protocol import Message, frame
 from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.sub_env_calls import SubEnvCallsMixin
 from torchwm.process.worker import WorkerConfig
@@ -58,7 +61,7 @@ _BAD_ACTION = (
 )
 
 
-class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
+class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` over worker processes for any Gym-like env factory.
 
     Args:
@@ -80,6 +83,9 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             outside the space raise ``InvalidArgumentError`` (a ``ValueError``) before anything is sent.
         max_concurrency: at most this many sub-envs in ``reset``/``step`` at once (gymnasium 1.4's keyword;
             None: no limit beyond ``num_workers``).
+        batch_size: pool mode when below ``num_envs`` (a multiple of ``envs_per_worker``): ``send``/
+            ``recv`` (and ``step``) return the first ``batch_size`` envs to finish, whole workers,
+            named by ``info["env_id"]``; the spaces are batched over ``batch_size``. None: every env.
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
@@ -112,6 +118,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         observation_mode: str | tuple[spaces.Space, spaces.Space] = "same",
         check_actions: bool = False,
         max_concurrency: int | None = None,
+        batch_size: int | None = None,
         backend: str = "process",
     ) -> None:
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
@@ -125,10 +132,19 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         self.observation_mode = observation_mode
         self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
         self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
+        self._all_workers = list(range(self.num_workers))
+        self.batch_size = parse_batch_size(batch_size, self.num_workers, self.envs_per_worker)
+        self._held: list[int] = []  # pool mode: the workers of the last batch, waiting for its actions
+        self._stashed: Any = None  # pool mode: the replies set aside while a call runs
         # Checked now, used by the first reset() that is given no seed.
         self._first_seed = FirstResetSeed(seed, self.total_envs)
         factories = env_factories(env_factory, self.total_envs)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
+        if self.pool_mode and self.autoreset_mode == AutoresetMode.DISABLED:
+            raise InvalidArgumentError(
+                "autoreset_mode=DISABLED needs reset(options={'reset_mask': ...}), which pool mode "
+                "(batch_size < num_envs) does not have: use NEXT_STEP or SAME_STEP"
+            )
         ctx = startup.context(context)
         self.context = ctx.get_start_method()
         # AutoresetMode.DISABLED: the envs whose episode ended and that were not reset since.
@@ -151,10 +167,12 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             self.render_mode = getattr(probe, "render_mode", None)
             self.spec = getattr(probe, "spec", None)
             self.single_action_space = probe.action_space
-            self.action_space = batch_space(self.single_action_space, self.total_envs)
+            self.action_space = batch_space(self.single_action_space, self.batch_size)
             self.observation_space, self.single_observation_space = startup.observation_spaces(
                 probe.observation_space, factories, observation_mode, self.total_envs
             )
+            if self.pool_mode:  # a batch is some of the envs, whichever finish first
+                self.observation_space = batch_space(self.single_observation_space, self.batch_size)
         finally:
             probe.close()
 
@@ -177,13 +195,23 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
         # Kept while the env lives: spawned workers rebuild it by its name, which collecting it unlinks.
         self._permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
+        doorbells = DoorbellMemory(self.num_workers)
+        parent_patience, worker_patience = patience_for(self.num_workers)
         configs = [
             WorkerConfig(
-                w * k, payloads[w * k : (w + 1) * k], self._buffers, self.autoreset_mode, os.getpid(), self._permits
+                w,
+                w * k,
+                payloads[w * k : (w + 1) * k],
+                self._buffers,
+                doorbells,
+                worker_patience,
+                self.autoreset_mode,
+                os.getpid(),
+                self._permits,
             )
             for w in range(self.num_workers)
         ]
-        self._pool = WorkerPool(ctx, configs, daemon, k)
+        self._pool = WorkerPool(ctx, configs, daemon, k, doorbells, parent_patience)
 
     def _handshake(self) -> None:
         """Waits for every worker's READY and checks its envs' spaces as gymnasium does."""
@@ -238,6 +266,8 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             frames = [frame(kind, payload) for payload in payloads]
         except Exception as error:
             raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
+        if self.pool_mode and pending not in ("reset", "step"):
+            self._stashed = pool.stash()  # the steps in flight finish first; their results wait
         pool.send(frames)
         self._state = async_state(pending)
 
@@ -253,11 +283,18 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             raise
         except BaseException:
             self._state = AsyncState.DEFAULT
+            self._unstash(pool)
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
             raise
         self._state = AsyncState.DEFAULT
+        self._unstash(pool)
         return replies
+
+    def _unstash(self, pool: WorkerPool) -> None:
+        if self._stashed is not None:
+            pool.unstash(self._stashed)
+            self._stashed = None
 
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
         """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
@@ -292,7 +329,10 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
     ) -> tuple[Any, dict[str, Any]]:
         """As ``AsyncVectorEnv.reset``: ``options["reset_mask"]`` (a bool array of ``total_envs``) resets
         only the selected envs (the others keep their observation and episode) and is not passed on
-        to the sub-envs; the rest of ``options`` is."""
+        to the sub-envs; the rest of ``options`` is. In pool mode every env is reset and the first
+        ``batch_size`` are returned (``info["env_id"]``); the others come with the next ``recv`` calls."""
+        if self.pool_mode:
+            return self._pool_reset(seed, options)  # type: ignore[no-any-return]
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 
@@ -300,6 +340,8 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         self, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> None:
         pool = self._live_pool("reset_async")
+        if self.pool_mode:
+            raise errors.EnvStateError("reset_async/reset_wait are not available in pool mode: call reset()")
         seeds = parse_seeds(self._first_seed(seed), self.total_envs)
         mask_option, rest = split_options(options)
         mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
@@ -325,7 +367,11 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         return observations, self._batch_infos([infos for _, infos in replies])
 
     def step_async(self, actions: Any) -> None:
-        """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once."""
+        """Checks ``actions`` (leading dimension ``total_envs``), sends them and returns at once. In
+        pool mode: ``send``."""
+        if self.pool_mode:
+            self.send(actions)
+            return
         pool = self._live_pool("step_async")
         if not self._has_reset:
             raise errors.ResetNeeded(self._reset_reason)
@@ -347,7 +393,7 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
             if check is not None and check(actions) is not None:
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
-            pool.send([STEP_SHARED_FRAME] * self.num_workers)
+            pool.step_shared(self._all_workers)
             self._state, self._sent_actions = AsyncState.WAITING_STEP, buffer
             return
         if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
@@ -362,7 +408,10 @@ class TorchVectorizedEnv(SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
         self._sent_actions = actions
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
+        """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again).
+        In pool mode: ``recv``."""
+        if self.pool_mode:
+            return self.recv(timeout)
         replies = self._wait("step", "step", timeout)
         if self._views.observations is not None and not any(replies):
             observations, infos = self._read_observations(replies), {}

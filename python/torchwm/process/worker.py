@@ -1,7 +1,9 @@
 """The worker process: runs ``envs_per_worker`` envs, one message per command for all of them.
 
-Observations, rewards and flags go straight into shared memory (views made once); a step's reply is
-the one-byte ``STEP_DONE`` unless an env returned an info or observations travel through the pipe.
+Commands arrive on the worker's doorbell (process/doorbells.py): a step through shared memory needs
+nothing else, any other command is the next frame on the pipe. Observations, rewards and flags go
+straight into shared memory (views made once); a step's reply is the doorbell alone (``STEP_DONE``)
+unless an env returned an info or observations travel through the pipe.
 Every exception is sent back with its traceback: one in start-up, or a ``BaseException`` that is not
 an ``Exception`` (``sys.exit`` in an env), stops the worker (``FAILED``); any other is reported
 (``RAISED``) and the worker waits for the next command: the parent decides whether the vector env
@@ -12,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,24 +24,27 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, iterate
 
 from torchwm.process.buffers import SharedBuffers
+from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
-from torchwm.process.protocol import STEP_DONE_FRAME, STEP_SHARED_BODY, Message, decode, frame, read_frame, write_frame
+from torchwm.process.protocol import STEP_DONE_FRAME, Message, decode, frame, read_frame, write_frame
 from torchwm.process.remote_errors import capture
 from torchwm.process.sb3_calls import sb3_call
 
-# How long an idle worker polls for the next command (yielding its core) before it sleeps.
-SPIN_SECONDS = 0.0003
 # How often a sleeping worker checks that its parent process is still there.
 PARENT_CHECK_SECONDS = 0.5
+_U32 = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
 class WorkerConfig:
     """Everything a worker needs (pickled to it under the spawn/forkserver start methods)."""
 
+    index: int  # this worker's index (its doorbell)
     first_env: int  # global index of this worker's first env
     factories: list[Any]  # env factories, or cloudpickled ones (bytes)
     buffers: SharedBuffers
+    doorbells: DoorbellMemory
+    patience: Patience  # how this worker waits for its next command
     autoreset_mode: AutoresetMode
     parent_pid: int
     permits: Any = None  # max_concurrency's semaphore: held while stepping or resetting envs
@@ -64,6 +67,7 @@ class Worker:
         self.config = config
         self.fd = fd
         self.first_ppid = os.getppid()
+        self.bells = config.doorbells.bells
         self.envs: list[Any] = []
         self.current = config.first_env  # the env being called (named in error reports)
         self.handlers: dict[Message, Callable[[Any], bytes]] = {
@@ -84,7 +88,7 @@ class Worker:
             pass
         except BaseException as error:  # report everything: the parent must never wait on a dead worker
             with contextlib.suppress(Exception):
-                write_frame(self.fd, frame(Message.FAILED, capture(self.current, error)))
+                self._reply(frame(Message.FAILED, capture(self.current, error)))
         finally:
             for env in self.envs:
                 with contextlib.suppress(Exception):
@@ -108,25 +112,33 @@ class Worker:
         self.autoreset = [False] * count
         self.next_step = config.autoreset_mode == AutoresetMode.NEXT_STEP
         self.observations: list[Any] = [None] * count
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN | select.POLLERR | select.POLLHUP)
-        self.poll = poller.poll
 
     def _serve(self) -> None:
+        seen = 0  # commands received so far (the doorbell's count, modulo 2**32)
         while True:
-            body = self._next_message()
-            if body is None:
+            kind = self._next_command(seen)
+            if kind is None:
                 return
-            if body == STEP_SHARED_BODY:
+            seen = (seen + 1) & _U32
+            if kind == Message.STEP_SHARED:
                 assert self.views.actions is not None
                 handler: Callable[[Any], bytes] = self._step
                 payload = self.views.actions.copy()  # the env may keep its action: a private copy
             else:
-                kind, payload = decode(body)
+                kind, payload = decode(read_frame(self.fd))
                 if kind == Message.CLOSE:
                     return
                 handler = self.handlers[kind]
-            write_frame(self.fd, self._handle(handler, payload, handler in self.limited))
+            self._reply(self._handle(handler, payload, handler in self.limited))
+
+    def _reply(self, reply: bytes) -> None:
+        """Rings the parent's doorbell, then writes the reply's frame unless the step's results are all
+        in shared memory. The bell first: a frame larger than the pipe's buffer is read while written."""
+        if reply is STEP_DONE_FRAME:
+            self.bells.complete(self.config.index, Message.STEP_DONE)
+            return
+        self.bells.complete(self.config.index, Message.FRAME)
+        write_frame(self.fd, reply)
 
     def _handle(self, handler: Callable[[Any], bytes], payload: Any, limited: bool) -> bytes:
         """The reply to one command; ``limited`` ones run holding a ``max_concurrency`` permit."""
@@ -141,20 +153,15 @@ class Worker:
             if permits is not None:
                 permits.release()
 
-    def _next_message(self) -> bytes | None:
-        """The next message, or None when the parent is gone. Cheap envs answer faster than a sleeping
-        process wakes up: poll (yielding the core to the parent) for a moment before sleeping."""
-        poll = self.poll
-        if not poll(0):
-            deadline = time.perf_counter() + SPIN_SECONDS
-            while not poll(0):
-                if time.perf_counter() >= deadline:
-                    while not poll(PARENT_CHECK_SECONDS * 1000):
-                        if self._parent_gone():
-                            return None
-                    break
-                os.sched_yield()
-        return read_frame(self.fd)
+    def _next_command(self, seen: int) -> int | None:
+        """The kind of the command after the ``seen``-th, or None when the parent is gone."""
+        index, patience = self.config.index, self.config.patience
+        while True:
+            kind = self.bells.wait_command(index, seen, patience.spin_s, patience.yield_s, PARENT_CHECK_SECONDS)
+            if kind is not None:
+                return kind
+            if self._parent_gone():
+                return None
 
     def _parent_gone(self) -> bool:
         """True once the process that created the env has died (SIGKILL included): this worker was

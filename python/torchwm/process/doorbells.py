@@ -1,0 +1,73 @@
+"""The doorbells of a process vectorizer: parent and workers signal commands and results through
+atomic words in a shared memfd (``torchwm._core.Doorbells``), spinning while a core is free for it,
+then sleeping on a futex. A step through shared memory costs no pipe message and, while the other
+side is awake, no system call.
+
+How long each side spins or yields before it sleeps is decided here, from the cores this process
+may use: spinning only pays when every process that waits has a core of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from multiprocessing import reduction
+from typing import Any
+
+from torchwm import _core
+
+__all__ = ["DoorbellMemory", "Patience", "patience_for"]
+
+
+@dataclass(frozen=True)
+class Patience:
+    """Seconds a waiter spins, then yields its core between checks, before it sleeps."""
+
+    spin_s: float
+    yield_s: float
+
+
+def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, Patience]:
+    """``(parent, worker)`` patience for ``num_workers`` workers on ``cores`` cores (default: this
+    process's). With a core for every worker and the parent, both spin a little (a wake-up costs
+    more than the step of a cheap env). With fewer, a spinning process would take the core of one
+    that works: the parent sleeps at once, a worker yields briefly (the parent's next command comes
+    after its own, short, work) and then sleeps."""
+    cores = cores if cores is not None else len(os.sched_getaffinity(0))
+    if num_workers + 1 <= cores:
+        return Patience(2e-4, 0.0), Patience(2e-4, 2e-4)
+    return Patience(0.0, 0.0), Patience(0.0, 2e-4)
+
+
+class DoorbellMemory:
+    """The memfd behind ``num_workers`` workers' doorbells; pickles (a duplicated fd) to a worker
+    started by spawn or forkserver, and is inherited by a forked one."""
+
+    def __init__(self, num_workers: int, fd: int | None = None) -> None:
+        self.num_workers = num_workers
+        if fd is None:
+            fd = os.memfd_create("torchwm-doorbells", os.MFD_CLOEXEC)
+            try:
+                os.ftruncate(fd, 4 * _core.Doorbells.words_needed(num_workers))
+            except BaseException:
+                os.close(fd)
+                raise
+        self.fd = fd
+        self.bells = _core.Doorbells(fd, num_workers)
+
+    def close(self) -> None:
+        """Closes the fd (the mapping stays until this object goes); safe to call more than once."""
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.fd < 0:
+            raise ValueError("the doorbell memory was closed: a worker can no longer be started with it")
+        return _rebuild, (self.num_workers, reduction.DupFd(self.fd))
+
+
+def _rebuild(num_workers: int, dup_fd: Any) -> DoorbellMemory:
+    memory = DoorbellMemory(num_workers, dup_fd.detach())
+    memory.close()  # mapped: the worker needs no fd
+    return memory

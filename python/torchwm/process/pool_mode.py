@@ -1,0 +1,189 @@
+"""Pool mode of ``TorchVectorizedEnv`` (``batch_size < num_envs``): ``send`` steps the envs of the last
+batch, ``recv`` returns the first ``batch_size`` envs to finish — whole workers, oldest result first —
+named by ``info["env_id"]``; the other workers keep stepping meanwhile. The contract of
+``AtariVectorEnv``'s async mode and EnvPool's.
+
+A mixin of ``TorchVectorizedEnv`` alone (its pool, buffers and protocol helpers).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import VectorEnv
+from gymnasium.vector.async_vector_env import AsyncState
+from gymnasium.vector.utils import concatenate, create_empty_array
+
+from torchwm import errors
+from torchwm._vector_args import parse_seeds, parse_timeout
+from torchwm._worker_blocks import blocks
+from torchwm.errors import InvalidArgumentError
+from torchwm.process import actions as action_batches
+from torchwm.process.protocol import Message, frame
+from torchwm.process.remote_errors import log_like_gymnasium
+
+__all__ = ["PoolModeMixin"]
+
+
+class _BatchInfos:
+    """What gymnasium's ``VectorEnv._add_info`` reads of its env: the length of the info arrays."""
+
+    _add_info = VectorEnv._add_info
+
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+
+
+def take_rows(views: Any, rows: np.ndarray) -> Any:
+    """Copies of ``rows`` of every array in a (nested) dict/tuple of batched views."""
+    if isinstance(views, dict):
+        return {key: take_rows(value, rows) for key, value in views.items()}
+    if isinstance(views, tuple):
+        return tuple(take_rows(value, rows) for value in views)
+    return views[rows]
+
+
+class PoolModeMixin:
+    """``send``/``recv`` (both modes) and the pool-mode ``reset``/``step``."""
+
+    batch_size: int
+    total_envs: int
+    num_workers: int
+    envs_per_worker: int
+    single_observation_space: Any
+    single_action_space: Any
+    action_space: Any
+    _pool: Any
+    _state: AsyncState
+    _views: Any
+    _has_reset: bool
+    _reset_reason: str
+    _action_check: Any
+    _first_seed: Any
+    _live_pool: Any
+    _open_pool: Any
+    _send: Any
+    step_async: Any
+    step_wait: Any
+
+    @property
+    def pool_mode(self) -> bool:
+        """Whether ``recv`` returns part of the envs (``batch_size < num_envs``)."""
+        return self.batch_size < self.total_envs
+
+    def send(self, actions: Any) -> None:
+        """Steps the envs of the last batch (``info["env_id"]``, in that order) with ``actions``;
+        returns at once. With ``batch_size == num_envs`` this is ``step_async``."""
+        if not self.pool_mode:
+            self.step_async(actions)
+            return
+        pool = self._live_pool("send")
+        if not self._has_reset:
+            raise errors.ResetNeeded(self._reset_reason)
+        held = self._held
+        actions = self._pool_actions(actions)
+        buffer = self._views.actions
+        if buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype:
+            buffer[self._rows_of(held)] = actions
+            pool.step_shared(held)
+        else:
+            k = self.envs_per_worker
+            parts = action_batches.split(actions, self.single_action_space, self.action_space, k, len(held))
+            self._send_to(pool, held, Message.STEP, parts)
+        self._held = []
+        self._state = AsyncState.WAITING_STEP
+
+    def recv(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The first ``batch_size`` envs to finish their step (see ``info["env_id"]``); with
+        ``batch_size == num_envs`` this is ``step_wait``."""
+        if not self.pool_mode:
+            return self.step_wait(timeout)  # type: ignore[no-any-return]
+        pool = self._open_pool()
+        if self._state is not AsyncState.WAITING_STEP:
+            raise errors.NoAsyncCallError("Calling `recv` without any prior call to `send`.", "step")
+        workers, replies = self._gather_batch(pool, "step", parse_timeout(timeout))
+        self._state = AsyncState.DEFAULT
+        observations, infos = self._batch_of(workers, replies)
+        rows = self._rows_of(workers)
+        views = self._views
+        return observations, views.rewards[rows], views.terminations[rows], views.truncations[rows], infos
+
+    # ------------------------------------------------------------------------------------ pool mode
+
+    def _pool_reset(self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None) -> Any:
+        """Resets every env (what the workers were doing is dropped); returns the first batch."""
+        pool = self._live_pool("reset")
+        if options is not None and "reset_mask" in options:
+            raise InvalidArgumentError(
+                "reset(options={'reset_mask': ...}) is not supported in pool mode (batch_size < num_envs): "
+                "every env is reset"
+            )
+        seeds = parse_seeds(self._first_seed(seed), self.total_envs)
+        pool.drop_all("reset")  # the steps still in flight, and the results not taken: dropped
+        k, n = self.envs_per_worker, self.num_workers
+        payloads = [(s, options, None) for s in blocks(seeds, k, n)]
+        self._send(pool, Message.RESET, payloads, "reset options", "reset")
+        self._first_seed.forget()
+        workers, replies = self._gather_batch(pool, "reset", None)
+        self._state = AsyncState.DEFAULT
+        self._has_reset = True
+        return self._batch_of(workers, replies)
+
+    def _gather_batch(self, pool: Any, what: str, timeout: float | None) -> tuple[list[int], list[Any]]:
+        """The next ``batch_size`` envs' workers and replies. A sub-env's exception is logged as
+        gymnasium logs it and shuts the workers down; a timeout or Ctrl-C keeps the call pending."""
+        try:
+            workers, replies = pool.gather_some(what, timeout, self.batch_size // self.envs_per_worker)
+        except (mp.TimeoutError, KeyboardInterrupt):
+            raise
+        except BaseException:
+            self._state = AsyncState.DEFAULT
+            if not pool.closed:  # a sub-env raised: its worker goes on, but the batch is lost
+                log_like_gymnasium(pool.last_raised)
+                pool.shutdown()
+            raise
+        self._held = workers
+        return workers, replies
+
+    def _batch_of(self, workers: list[int], replies: list[Any]) -> tuple[Any, dict[str, Any]]:
+        """Observations (copies) and infos of ``workers``' envs, in that order, with ``env_id``."""
+        replies = [reply or (None, None) for reply in replies]
+        if self._views.observations is not None:
+            observations = take_rows(self._views.observations, self._rows_of(workers))
+        else:
+            flat = [obs for payload, _ in replies for obs in payload]
+            empty = create_empty_array(self.single_observation_space, n=self.batch_size, fn=np.zeros)
+            observations = concatenate(self.single_observation_space, flat, empty)
+        infos: dict[str, Any] = {}
+        batch = _BatchInfos(self.batch_size)
+        k = self.envs_per_worker
+        for position, (_, worker_infos) in enumerate(replies):
+            for i, env_infos in enumerate(worker_infos or ()):
+                for info in env_infos or ():
+                    infos = batch._add_info(infos, info, position * k + i)
+        infos["env_id"] = self._rows_of(workers).astype(np.int32)
+        return observations, infos
+
+    def _rows_of(self, workers: list[int]) -> np.ndarray:
+        """The env indices of ``workers``, in order."""
+        k = self.envs_per_worker
+        return (np.asarray(workers, dtype=np.intp)[:, None] * k + np.arange(k)).ravel()
+
+    def _pool_actions(self, actions: Any) -> Any:
+        """``actions`` checked against the batch's action space (``batch_size`` rows)."""
+        if isinstance(actions, np.ndarray) or not isinstance(actions, (list, tuple, dict)):
+            actions = action_batches.as_batch(actions)
+        action_batches.check_structure(actions, self.single_action_space, self.batch_size)
+        if self._action_check is not None:
+            action_batches.check_in_space(self._action_check, actions)
+        return actions
+
+    def _send_to(self, pool: Any, workers: list[int], kind: Message, payloads: list[Any]) -> None:
+        try:
+            frames = [frame(kind, payload) for payload in payloads]
+        except Exception as error:
+            raise InvalidArgumentError(f"actions cannot be sent to the worker processes (pickled): {error}") from error
+        pool.send(frames, workers)

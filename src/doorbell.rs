@@ -1,0 +1,181 @@
+//! Doorbells: how the process vectorizer's parent and its worker processes tell each other that a
+//! command or its result is ready, through atomic words in memory they share — no message, no
+//! system call while the other side is awake.
+//!
+//! Each side waits in three stages: it spins (cheapest, when a core is free for it), then yields
+//! its core between checks, then sleeps on a futex. A side about to sleep raises its "waiting"
+//! flag first; the other side makes the wake system call only when it sees that flag.
+//!
+//! Layout, in 32-bit words, a 64-byte line each so that no two writers share a cache line:
+//! line 0 is the parent's (`COMPLETIONS`, `PARENT_WAITING`); line `1 + w` is worker `w`'s
+//! (`COMMAND_SEQ`, `COMMAND_KIND`, `WORKER_WAITING`, `DONE_SEQ`, `DONE_KIND`). Worker `w` has
+//! finished its last command when `DONE_SEQ == COMMAND_SEQ`.
+use std::hint::spin_loop;
+use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::ffi::futex::{self, WaitEnd};
+
+const LINE_WORDS: usize = 16;
+const COMPLETIONS: usize = 0;
+const PARENT_WAITING: usize = 1;
+const COMMAND_SEQ: usize = 0;
+const COMMAND_KIND: usize = 1;
+const WORKER_WAITING: usize = 2;
+const DONE_SEQ: usize = 3;
+const DONE_KIND: usize = 4;
+/// The longest single futex sleep: a wait comes back this often to run the caller's checks.
+const SLEEP_SLICE: Duration = Duration::from_millis(50);
+
+/// How long a waiter spins and then yields before it sleeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Patience {
+    pub spin: Duration,
+    pub yield_: Duration,
+}
+
+/// The doorbells of `workers` workers over shared words.
+pub struct Doorbells<'a> {
+    words: &'a [AtomicU32],
+    workers: usize,
+}
+
+impl<'a> Doorbells<'a> {
+    /// Words needed for `workers` workers; None when it overflows.
+    pub fn words_needed(workers: usize) -> Option<usize> {
+        workers.checked_add(1)?.checked_mul(LINE_WORDS)
+    }
+
+    pub fn new(words: &'a [AtomicU32], workers: usize) -> Result<Self> {
+        match Self::words_needed(workers) {
+            Some(needed) if needed <= words.len() => Ok(Self { words, workers }),
+            _ => Err(Error::InvalidArgument(format!(
+                "a doorbell buffer for {workers} workers needs {:?} words, got {}",
+                Self::words_needed(workers),
+                words.len()
+            ))),
+        }
+    }
+
+    fn worker(&self, w: usize, field: usize) -> &AtomicU32 {
+        assert!(w < self.workers, "worker {w} out of range ({} workers)", self.workers);
+        &self.words[(w + 1) * LINE_WORDS + field]
+    }
+
+    /// Parent: gives worker `w` a command of `kind`; the worker must have finished its last one.
+    pub fn ring(&self, w: usize, kind: u32) {
+        self.worker(w, COMMAND_KIND).store(kind, SeqCst);
+        let seq = self.worker(w, COMMAND_SEQ);
+        seq.fetch_add(1, SeqCst);
+        if self.worker(w, WORKER_WAITING).load(SeqCst) != 0 {
+            futex::wake_all(seq);
+        }
+    }
+
+    /// Worker: its last command is done, its result of `kind` is out.
+    pub fn complete(&self, w: usize, kind: u32) {
+        self.worker(w, DONE_KIND).store(kind, SeqCst);
+        let seq = self.worker(w, COMMAND_SEQ).load(SeqCst);
+        self.worker(w, DONE_SEQ).store(seq, SeqCst);
+        let completions = &self.words[COMPLETIONS];
+        completions.fetch_add(1, SeqCst);
+        if self.words[PARENT_WAITING].load(SeqCst) != 0 {
+            futex::wake_all(completions);
+        }
+    }
+
+    /// Whether worker `w` has finished its last command.
+    pub fn is_done(&self, w: usize) -> bool {
+        self.worker(w, DONE_SEQ).load(SeqCst) == self.worker(w, COMMAND_SEQ).load(SeqCst)
+    }
+
+    /// The kind of worker `w`'s last result.
+    pub fn done_kind(&self, w: usize) -> u32 {
+        self.worker(w, DONE_KIND).load(SeqCst)
+    }
+
+    /// Worker: waits for the command after the `seen`-th; returns its kind, or None after `timeout`.
+    pub fn wait_command(
+        &self,
+        w: usize,
+        seen: u32,
+        patience: Patience,
+        timeout: Duration,
+        checks: impl FnMut() -> Result<()>,
+    ) -> Result<Option<u32>> {
+        let seq = self.worker(w, COMMAND_SEQ);
+        let arrived = || seq.load(SeqCst) != seen;
+        let waiting = self.worker(w, WORKER_WAITING);
+        if wait_until(arrived, seq, waiting, patience, timeout, checks)? {
+            Ok(Some(self.worker(w, COMMAND_KIND).load(SeqCst)))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Parent: waits until at least `need` of `workers` are done (or `timeout`); returns the done ones.
+    pub fn wait_done(
+        &self,
+        workers: &[usize],
+        need: usize,
+        patience: Patience,
+        timeout: Duration,
+        checks: impl FnMut() -> Result<()>,
+    ) -> Result<Vec<usize>> {
+        let enough = || workers.iter().filter(|&&w| self.is_done(w)).count() >= need;
+        let completions = &self.words[COMPLETIONS];
+        wait_until(enough, completions, &self.words[PARENT_WAITING], patience, timeout, checks)?;
+        Ok(workers.iter().copied().filter(|&w| self.is_done(w)).collect())
+    }
+}
+
+/// Spins, yields, then sleeps on `word` (raising `waiting` while it does) until `ready()`; false
+/// after `timeout`. `checks` runs after a signal and between sleeps (Ctrl-C; the caller's liveness
+/// checks are its own, between calls).
+fn wait_until(
+    ready: impl Fn() -> bool,
+    word: &AtomicU32,
+    waiting: &AtomicU32,
+    patience: Patience,
+    timeout: Duration,
+    mut checks: impl FnMut() -> Result<()>,
+) -> Result<bool> {
+    let start = Instant::now();
+    let spin_end = patience.spin.min(timeout);
+    let yield_end = (patience.spin + patience.yield_).min(timeout);
+    while start.elapsed() < spin_end {
+        if ready() {
+            return Ok(true);
+        }
+        for _ in 0..16 {
+            spin_loop();
+        }
+    }
+    while start.elapsed() < yield_end {
+        if ready() {
+            return Ok(true);
+        }
+        std::thread::yield_now();
+    }
+    loop {
+        waiting.store(1, SeqCst);
+        // Read after raising the flag: a change made after this read is either seen by futex::wait
+        // or made by a side that then sees the flag and wakes this one.
+        let seen = word.load(SeqCst);
+        if ready() {
+            waiting.store(0, SeqCst);
+            return Ok(true);
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            waiting.store(0, SeqCst);
+            return Ok(false);
+        }
+        let end = futex::wait(word, seen, left.min(SLEEP_SLICE));
+        waiting.store(0, SeqCst);
+        if end != WaitEnd::Woken {
+            checks()?;
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `torchwm._core.Doorbells`: the process vectorizer's doorbells ([`crate::doorbell`]) over a
+//! shared mapping of a memfd that the parent creates and its workers inherit or receive.
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use super::{check_signals, enter_core};
+use crate::doorbell::{Doorbells as Bells, Patience};
+use crate::error::Error;
+use crate::ffi::SharedMapping;
+
+#[pyclass(module = "torchwm._core", name = "Doorbells", frozen)]
+pub(crate) struct Doorbells {
+    words: SharedMapping,
+    workers: usize,
+}
+
+impl Doorbells {
+    fn bells(&self) -> Bells<'_> {
+        Bells::new(self.words.words(), self.workers).expect("checked in the constructor")
+    }
+
+    fn check_worker(&self, w: usize) -> PyResult<()> {
+        if w >= self.workers {
+            return Err(Error::InvalidArgument(format!("worker {w} out of range ({} workers)", self.workers)).into());
+        }
+        Ok(())
+    }
+}
+
+fn duration(what: &str, seconds: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(seconds).map_err(|_| {
+        Error::InvalidArgument(format!("{what} must be a finite number of seconds >= 0, got {seconds}")).into()
+    })
+}
+
+fn patience(spin_s: f64, yield_s: f64) -> PyResult<Patience> {
+    Ok(Patience { spin: duration("spin_s", spin_s)?, yield_: duration("yield_s", yield_s)? })
+}
+
+#[pymethods]
+impl Doorbells {
+    #[new]
+    /// Maps the doorbells of `workers` workers from the file `fd` (a memfd of at least
+    /// `words_needed(workers)` 32-bit words); `fd` may be closed afterwards.
+    fn new(fd: i32, workers: usize) -> PyResult<Self> {
+        let needed = Self::words_needed(workers)?;
+        let words = SharedMapping::map(fd, needed)?;
+        Bells::new(words.words(), workers)?;
+        Ok(Self { words, workers })
+    }
+
+    /// How many 32-bit words the buffer for `workers` workers needs.
+    #[staticmethod]
+    fn words_needed(workers: usize) -> PyResult<usize> {
+        Bells::words_needed(workers)
+            .ok_or_else(|| Error::TooLarge(format!("no doorbell buffer can hold {workers} workers")).into())
+    }
+
+    /// Parent: gives each of `workers` a command of `kind` (each must have finished its last one).
+    fn ring(&self, workers: Vec<usize>, kind: u32) -> PyResult<()> {
+        for &w in &workers {
+            self.check_worker(w)?;
+        }
+        let bells = self.bells();
+        workers.iter().for_each(|&w| bells.ring(w, kind));
+        Ok(())
+    }
+
+    /// Worker `w`: its result of `kind` is out.
+    fn complete(&self, w: usize, kind: u32) -> PyResult<()> {
+        self.check_worker(w)?;
+        self.bells().complete(w, kind);
+        Ok(())
+    }
+
+    fn is_done(&self, w: usize) -> PyResult<bool> {
+        self.check_worker(w)?;
+        Ok(self.bells().is_done(w))
+    }
+
+    fn done_kind(&self, w: usize) -> PyResult<u32> {
+        self.check_worker(w)?;
+        Ok(self.bells().done_kind(w))
+    }
+
+    /// Worker `w`: the kind of the command after the `seen`-th, or None after `timeout_s`.
+    fn wait_command(
+        &self,
+        py: Python<'_>,
+        w: usize,
+        seen: u32,
+        spin_s: f64,
+        yield_s: f64,
+        timeout_s: f64,
+    ) -> PyResult<Option<u32>> {
+        self.check_worker(w)?;
+        let (patience, timeout) = (patience(spin_s, yield_s)?, duration("timeout_s", timeout_s)?);
+        enter_core(py, || self.bells().wait_command(w, seen, patience, timeout, check_signals))
+    }
+
+    /// Parent: waits until `need` of `workers` are done or `timeout_s` passed; the done ones.
+    fn wait_done(
+        &self,
+        py: Python<'_>,
+        workers: Vec<usize>,
+        need: usize,
+        spin_s: f64,
+        yield_s: f64,
+        timeout_s: f64,
+    ) -> PyResult<Vec<usize>> {
+        for &w in &workers {
+            self.check_worker(w)?;
+        }
+        let (patience, timeout) = (patience(spin_s, yield_s)?, duration("timeout_s", timeout_s)?);
+        enter_core(py, || self.bells().wait_done(&workers, need, patience, timeout, check_signals))
+    }
+}
