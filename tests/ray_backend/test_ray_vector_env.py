@@ -354,6 +354,7 @@ def test_process_keywords_mean_the_same_on_ray(cluster):
         ({"context": "spawn"}, "Ray starts its actors itself"),
         ({"observation_mode": "different"}, "use the process backend"),
         ({"max_concurrency": 1}, "use num_workers=max_concurrency"),
+        ({"batch_size": 1}, "pool mode .* is the process backend's"),
     ],
 )
 def test_process_only_keywords_are_refused_saying_why(settings, reason):

@@ -31,10 +31,11 @@ __all__ = ["PoolModeMixin"]
 class _BatchInfos:
     """What gymnasium's ``VectorEnv._add_info`` reads of its env: the length of the info arrays."""
 
-    _add_info = VectorEnv._add_info
-
     def __init__(self, num_envs: int) -> None:
         self.num_envs = num_envs
+
+    def _add_info(self, infos: dict[str, Any], info: dict[str, Any], position: int) -> dict[str, Any]:
+        return VectorEnv._add_info(self, infos, info, position)  # type: ignore[arg-type]
 
 
 def take_rows(views: Any, rows: np.ndarray) -> Any:
@@ -57,6 +58,7 @@ class PoolModeMixin:
     single_action_space: Any
     action_space: Any
     _pool: Any
+    _held: list[int]
     _state: AsyncState
     _views: Any
     _has_reset: bool
@@ -100,7 +102,7 @@ class PoolModeMixin:
         """The first ``batch_size`` envs to finish their step (see ``info["env_id"]``); with
         ``batch_size == num_envs`` this is ``step_wait``."""
         if not self.pool_mode:
-            return self.step_wait(timeout)  # type: ignore[no-any-return]
+            return self.step_wait(timeout)
         pool = self._open_pool()
         if self._state is not AsyncState.WAITING_STEP:
             raise errors.NoAsyncCallError("Calling `recv` without any prior call to `send`.", "step")
@@ -114,7 +116,10 @@ class PoolModeMixin:
     # ------------------------------------------------------------------------------------ pool mode
 
     def _pool_reset(self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None) -> Any:
-        """Resets every env (what the workers were doing is dropped); returns the first batch."""
+        """Resets every env; returns the first batch. Steps in flight (a ``send`` not received
+        included) and results not taken are dropped."""
+        if self._state is AsyncState.WAITING_STEP:
+            self._state = AsyncState.DEFAULT
         pool = self._live_pool("reset")
         if options is not None and "reset_mask" in options:
             raise InvalidArgumentError(
@@ -155,7 +160,7 @@ class PoolModeMixin:
             observations = take_rows(self._views.observations, self._rows_of(workers))
         else:
             flat = [obs for payload, _ in replies for obs in payload]
-            empty = create_empty_array(self.single_observation_space, n=self.batch_size, fn=np.zeros)
+            empty: Any = create_empty_array(self.single_observation_space, n=self.batch_size, fn=np.zeros)
             observations = concatenate(self.single_observation_space, flat, empty)
         infos: dict[str, Any] = {}
         batch = _BatchInfos(self.batch_size)

@@ -42,10 +42,10 @@ from torchwm.process import actions as action_batches
 from torchwm.process import startup
 from torchwm.process.actions import actions_outside_space
 from torchwm.process.buffers import allocate
+from torchwm.process.doorbells import DoorbellMemory, patience_for
 from torchwm.process.old_api import adapt
 from torchwm.process.pool import WorkerPool
 from torchwm.process.pool_mode import PoolModeMixin
-from torchwm.process.doorbells import DoorbellMemory, patience_for
 from torchwm.process.protocol import Message, frame
 from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.sub_env_calls import SubEnvCallsMixin
@@ -332,7 +332,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         to the sub-envs; the rest of ``options`` is. In pool mode every env is reset and the first
         ``batch_size`` are returned (``info["env_id"]``); the others come with the next ``recv`` calls."""
         if self.pool_mode:
-            return self._pool_reset(seed, options)  # type: ignore[no-any-return]
+            return self._pool_reset(seed, options)
         self.reset_async(seed=seed, options=options)
         return self.reset_wait()
 

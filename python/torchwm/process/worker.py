@@ -251,6 +251,7 @@ class Worker:
             self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], options, self.observation_space)
             self.autoreset[i] = False
             views.terminations[i] = views.truncations[i] = False
+            views.rewards[i] = 0.0  # pool mode returns a reset's rows from recv, as steps of reward 0
             infos.append([info] if info else [])
         return frame(Message.OK, (self._publish(), infos))
 

@@ -19,9 +19,22 @@ class TaskFailure:
 
 
 def refuse_process_only(
-    context: Any, observation_mode: Any, max_concurrency: Any, num_workers: Any, backend: Any
+    context: Any,
+    observation_mode: Any,
+    max_concurrency: Any,
+    num_workers: Any,
+    backend: Any,
+    batch_size: Any = None,
+    envs_per_worker: Any = 1,
 ) -> None:
     """The process backend's keywords that have no meaning on Ray, refused with the reason."""
+    if batch_size is not None and batch_size != positive_count("num_workers", num_workers) * positive_count(
+        "envs_per_worker", envs_per_worker
+    ):
+        raise InvalidArgumentError(
+            f"batch_size={batch_size!r}: pool mode (batch_size < num_envs) is the process backend's; the Ray "
+            "backend steps every env at each call (leave batch_size None)"
+        )
     if backend != "ray":
         raise InvalidArgumentError(f"RayVectorEnv is the 'ray' backend, got backend={backend!r}")
     if context is not None:

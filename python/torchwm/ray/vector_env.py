@@ -116,14 +116,18 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         observation_mode: Any = "same",
         check_actions: bool = False,
         max_concurrency: int | None = None,
+        batch_size: int | None = None,
         backend: str = "ray",
     ) -> None:
         self.closed = True  # until the actors exist, close() has nothing to do
-        refuse_process_only(context, observation_mode, max_concurrency, num_workers, backend)
+        refuse_process_only(
+            context, observation_mode, max_concurrency, num_workers, backend, batch_size, envs_per_worker
+        )
         self.copy, self.shared_memory, self.daemon = bool(copy), bool(shared_memory), bool(daemon)
         self.observation_mode, self.max_concurrency = observation_mode, max_concurrency
         self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
         self.num_envs = self.num_workers * self.envs_per_worker
+        self.batch_size = self.num_envs  # every env at each call (pool mode is the process backend's)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, _MODES)
         factories = env_factories(env_factory, self.num_workers * self.envs_per_worker)
         placement = ActorPlacement(num_cpus, scheduling_strategy, dict(actor_options or {}))

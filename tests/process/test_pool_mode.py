@@ -1,0 +1,233 @@
+"""TorchVectorizedEnv's pool mode (batch_size < num_envs): the first workers to finish come back,
+named by info["env_id"]; each env's own trajectory is what gymnasium's SyncVectorEnv gives it."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+from torchwm import InvalidArgumentError, TorchVectorizedEnv, WorkerCrashedError
+from torchwm.errors import AlreadyPendingCallError, EnvStateError, NoAsyncCallError, ResetNeeded
+
+NUM_WORKERS, ENVS_PER_WORKER, BATCH = 4, 2, 4
+
+
+def cartpole() -> gym.Env:
+    return gym.make("CartPole-v1")
+
+
+def action_for(env_id: int, t: int) -> int:
+    """A fixed action per env and per step of that env, so trajectories can be replayed elsewhere."""
+    return (env_id * 7 + t * 3 + t // 5) % 2
+
+
+class InfoEnv(gym.Env):
+    """Reports its env number and step count in every info."""
+
+    observation_space = gym.spaces.Box(0.0, 1e6, (2,), np.float32)
+    action_space = gym.spaces.Discrete(3)
+
+    def __init__(self, number: int) -> None:
+        self.number = number
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        self.t = 0
+        return np.array([self.number, 0], np.float32), {"number": self.number}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1
+        time.sleep(0.0005 * (self.number % 3))  # workers finish in varying order
+        return np.array([self.number, self.t], np.float32), float(action), False, self.t % 9 == 0, {"t": self.t}
+
+
+class ExitOnStepEnv(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action: int) -> Any:
+        os._exit(3)
+
+
+def info_envs() -> list[Any]:
+    return [lambda number=i: InfoEnv(number) for i in range(NUM_WORKERS * ENVS_PER_WORKER)]
+
+
+@pytest.fixture
+def pool_env():
+    envs = TorchVectorizedEnv(cartpole, NUM_WORKERS, ENVS_PER_WORKER, batch_size=BATCH)
+    yield envs
+    envs.close()
+
+
+def test_batches_are_whole_workers_and_every_env_comes_back(pool_env):
+    assert pool_env.num_envs == 8 and pool_env.batch_size == BATCH and pool_env.pool_mode
+    assert pool_env.observation_space == gym.vector.utils.batch_space(pool_env.single_observation_space, BATCH)
+    assert pool_env.action_space == gym.vector.utils.batch_space(pool_env.single_action_space, BATCH)
+    obs, info = pool_env.reset(seed=0)
+    assert obs.shape == (BATCH, 4) and info["env_id"].dtype == np.int32
+    seen = set()
+    for _ in range(60):
+        ids = info["env_id"]
+        assert len(set(ids.tolist())) == BATCH
+        assert all(ids[i] // ENVS_PER_WORKER == ids[i + 1] // ENVS_PER_WORKER for i in range(0, BATCH, 2))
+        seen.update(ids.tolist())
+        obs, rewards, terminations, truncations, info = pool_env.step(np.zeros(BATCH, np.int64))
+        assert obs.shape == (BATCH, 4) and rewards.shape == terminations.shape == truncations.shape == (BATCH,)
+    assert seen == set(range(8))
+
+
+def test_each_env_follows_the_trajectory_gymnasium_gives_it():
+    """Whatever order the workers come back in, env i's observations, rewards and flags for its own
+    sequence of actions are those of env i in gymnasium's SyncVectorEnv (same seeds, NEXT_STEP)."""
+    steps = 40
+    ours: dict[int, list[tuple]] = defaultdict(list)
+    counts = np.zeros(8, int)
+    envs = TorchVectorizedEnv(cartpole, NUM_WORKERS, ENVS_PER_WORKER, batch_size=BATCH)
+    try:
+        obs, info = envs.reset(seed=11)
+        first = {int(i): o.copy() for i, o in zip(info["env_id"], obs)}
+        while counts.min() < steps:
+            ids = info["env_id"]
+            envs.send(np.array([action_for(int(i), counts[i]) for i in ids], np.int64))
+            obs, rewards, terminations, truncations, info = envs.recv()
+            counts[ids] += 1
+            for row, i in enumerate(info["env_id"]):
+                first.setdefault(int(i), obs[row].copy())
+                if counts[i] and len(ours[int(i)]) < counts[i]:
+                    ours[int(i)].append((obs[row].copy(), rewards[row], terminations[row], truncations[row]))
+    finally:
+        envs.close()
+    reference = gym.vector.SyncVectorEnv([cartpole] * 8)
+    try:
+        obs, _ = reference.reset(seed=11)
+        for i in range(8):
+            np.testing.assert_array_equal(first[i], obs[i])
+        for t in range(steps):
+            actions = np.array([action_for(i, t) for i in range(8)], np.int64)
+            obs, rewards, terminations, truncations, _ = reference.step(actions)
+            for i in range(8):
+                if t < len(ours[i]):
+                    got = ours[i][t]
+                    np.testing.assert_array_equal(got[0], obs[i])
+                    assert (got[1], got[2], got[3]) == (rewards[i], terminations[i], truncations[i])
+    finally:
+        reference.close()
+    assert all(len(ours[i]) >= steps - 1 for i in range(8))
+
+
+def test_infos_are_batched_over_the_batch_in_env_id_order():
+    envs = TorchVectorizedEnv(info_envs(), NUM_WORKERS, ENVS_PER_WORKER, batch_size=BATCH)
+    try:
+        obs, info = envs.reset()
+        np.testing.assert_array_equal(info["number"], info["env_id"])
+        resets_left = NUM_WORKERS - BATCH // ENVS_PER_WORKER
+        for step in range(30):
+            obs, rewards, terminations, truncations, info = envs.step(np.full(BATCH, 2, np.int64))
+            np.testing.assert_array_equal(obs[:, 0], info["env_id"])
+            if "t" not in info:  # the first batches: the other workers' resets
+                assert step < resets_left and not rewards.any() and not (terminations | truncations).any()
+                continue
+            assert info["t"].shape == (BATCH,) and info["_t"].shape == (BATCH,)
+            np.testing.assert_array_equal(info["t"][info["_t"]], obs[info["_t"], 1])
+    finally:
+        envs.close()
+
+
+def test_calls_wait_for_the_steps_in_flight_and_keep_their_results(pool_env):
+    obs, info = pool_env.reset(seed=0)
+    pool_env.send(np.zeros(BATCH, np.int64))
+    with pytest.raises(AlreadyPendingCallError):
+        pool_env.send(np.zeros(BATCH, np.int64))
+    pool_env.recv()
+    assert len(pool_env.get_attr("spec")) == 8  # other workers still stepping: they finish first
+    pool_env.set_attr("marker", list(range(8)))
+    assert pool_env.get_attr("marker") == tuple(range(8))
+    seen = set()
+    for _ in range(10):
+        obs, *_, info = pool_env.step(np.zeros(BATCH, np.int64))
+        seen.update(info["env_id"].tolist())
+    assert seen == set(range(8))
+
+
+def test_a_reset_drops_what_the_workers_were_doing(pool_env):
+    fresh, info = pool_env.reset(seed=5)
+    fresh_by_env = dict(zip(info["env_id"].tolist(), fresh))
+    for _ in range(5):
+        pool_env.step(np.ones(BATCH, np.int64))
+    pool_env.send(np.ones(BATCH, np.int64))  # still in flight when reset() comes
+    obs, info = pool_env.reset(seed=5)
+    for i, o in zip(info["env_id"].tolist(), obs):
+        if i in fresh_by_env:
+            np.testing.assert_array_equal(o, fresh_by_env[i])
+
+
+@pytest.mark.parametrize("batch_size", [0, 3, 10, 2.0, True, -2, "4"])
+def test_batch_sizes_that_are_not_whole_workers_are_refused(batch_size):
+    with pytest.raises(InvalidArgumentError, match="batch_size must be None or a multiple of envs_per_worker"):
+        TorchVectorizedEnv(cartpole, NUM_WORKERS, ENVS_PER_WORKER, batch_size=batch_size)
+
+
+def test_calls_that_make_no_sense_in_pool_mode_are_refused_and_the_env_stays_usable(pool_env):
+    with pytest.raises(NoAsyncCallError):
+        pool_env.recv()
+    with pytest.raises(ResetNeeded):
+        pool_env.send(np.zeros(BATCH, np.int64))
+    pool_env.reset(seed=0)
+    with pytest.raises(InvalidArgumentError, match="reset_mask"):
+        pool_env.reset(options={"reset_mask": np.ones(8, bool)})
+    with pytest.raises(EnvStateError, match="pool mode"):
+        pool_env.reset_async()
+    with pytest.raises(InvalidArgumentError):
+        pool_env.send(np.zeros(8, np.int64))  # a batch is BATCH envs
+    with pytest.raises(InvalidArgumentError, match="batch_size == num_envs"):
+        pool_env.to_sb3()
+    pool_env.reset(seed=0)
+    assert pool_env.step(np.zeros(BATCH, np.int64))[0].shape == (BATCH, 4)
+
+
+def test_disabled_autoreset_needs_reset_masks_and_is_refused():
+    with pytest.raises(InvalidArgumentError, match="DISABLED"):
+        TorchVectorizedEnv(cartpole, 2, 2, batch_size=2, autoreset_mode=AutoresetMode.DISABLED)
+
+
+def test_a_dead_worker_is_reported_in_pool_mode():
+    envs = TorchVectorizedEnv(ExitOnStepEnv, 2, 1, batch_size=1)
+    try:
+        envs.reset()
+        with pytest.raises(WorkerCrashedError):
+            for _ in range(3):
+                envs.step(np.zeros(1, np.int64))
+        assert envs.closed
+    finally:
+        envs.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (``/proc/<pid>/stat``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_an_idle_vectorizer_burns_no_cpu():
+    """Workers waiting for a command sleep (after a spin of well under a millisecond)."""
+    envs = TorchVectorizedEnv(cartpole, 2, 2)
+    try:
+        envs.reset(seed=0)
+        pids = [process.pid for process in envs._pool.processes]
+        before = [cpu_seconds(pid) for pid in pids]
+        time.sleep(2.0)
+        used = [cpu_seconds(pid) - start for pid, start in zip(pids, before)]
+        assert max(used) < 0.2, used
+    finally:
+        envs.close()
