@@ -22,8 +22,9 @@ else
     "$uv" pip install --quiet --python "$venv/bin/python" -r pyproject.toml --extra bench "maturin>=1.7,<2"
     PATH="$venv/bin:$PATH" VIRTUAL_ENV="$venv" "$venv/bin/maturin" develop --release --quiet
 fi
-# PufferLib's vectorizer, without the dependencies it pins (an old torch among them); what
-# pufferlib.vector and pufferlib.emulation import at run time: numpy, gymnasium (above), psutil.
+# PufferLib's vectorizer, without the dependencies it pins (torch==2.9.0, pyro-ppl, rich, ...); what
+# `import pufferlib.vector` needs at run time: numpy, gymnasium (above), psutil, and torch (its package
+# __init__ imports pufferlib.models and pufferlib.pytorch), any torch >= 2.0.
 "$uv" pip install --quiet --python "$venv/bin/python" --no-deps "pufferlib-core==3.0.*"
-"$uv" pip install --quiet --python "$venv/bin/python" "psutil>=5.9"
+"$uv" pip install --quiet --python "$venv/bin/python" "psutil>=5.9" "torch>=2.0"
 "$venv/bin/python" -c "import pufferlib, pufferlib.vector, pufferlib.emulation; print('pufferlib', 'ok')"

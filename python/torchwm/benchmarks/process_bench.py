@@ -253,6 +253,19 @@ def _one_worker_rows(rows: list[dict[str, Any]], case: str) -> Iterator[dict[str
             yield row
 
 
+def versions() -> dict[str, str | None]:
+    """The measured packages' versions (``None`` for one not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {}
+    for name in ("torchwm", "pufferlib-core", "gymnasium", "numpy"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            found[name] = None
+    return found
+
+
 def run_process_benchmarks(
     seconds: float = 2.0,
     rounds: int = 3,
@@ -293,6 +306,7 @@ def run_process_benchmarks(
             "policy_ms": policy_ms,
             "policy": policy,
             "cores": cpu_count(),
+            "versions": versions(),
         },
         "env_ms_per_step": {c: round(process_envs.step_cost_ms(CASES[c][0]), 4) for c in cases},
         "rows": rows,
