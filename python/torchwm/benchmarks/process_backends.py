@@ -7,8 +7,10 @@ batch: ``step`` in sync mode, ``send`` + ``recv`` in pool mode), ``close``.
 - ``torchwm``: :class:`torchwm.TorchVectorizedEnv`; pool mode is its ``batch_size=`` keyword.
 - ``pufferlib``: ``pufferlib.vector.Multiprocessing`` over ``pufferlib.emulation.GymnasiumPufferEnv``
   (optional: only where ``import pufferlib.vector`` works, see ``scripts/bench_env.sh``), with its own
-  defaults (zero-copy contiguous batches, ``sync_traj``) and ``overwork=True`` so that it may run more
-  workers than cores, as the sweep asks.
+  defaults (zero-copy contiguous batches, ``sync_traj``: batches come in worker order) and
+  ``overwork=True`` so that it may run more workers than cores, as the sweep asks.
+- ``pufferlib_async`` (opt-in, pool mode only): the same with ``zero_copy=False, sync_traj=False``, its
+  "full async" pool that returns the first ready workers, as torchwm's pool mode and EnvPool do.
 - ``gym_sync`` / ``gym_async``: gymnasium's ``SyncVectorEnv`` / ``AsyncVectorEnv`` over all the envs
   (one process per env for Async); no pool mode.
 
@@ -29,8 +31,10 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-BACKENDS = ("torchwm", "pufferlib", "gym_sync", "gym_async")
-POOL_BACKENDS = ("torchwm", "pufferlib")
+BACKENDS = ("torchwm", "pufferlib", "pufferlib_async", "gym_sync", "gym_async")
+DEFAULT_BACKENDS = ("torchwm", "pufferlib", "gym_sync", "gym_async")
+POOL_BACKENDS = ("torchwm", "pufferlib", "pufferlib_async")
+POOL_ONLY_BACKENDS = ("pufferlib_async",)  # the same as pufferlib in sync mode
 CALLER_KINDS = ("sleep", "burn")
 ACTION_BATCHES = 64  # pre-drawn batches of random actions, cycled through
 
@@ -106,7 +110,8 @@ def pufferlib_missing() -> str | None:
 
 def caller_work(kind: str, ms: float) -> Callable[[], None] | None:
     """The caller's time per batch, standing for its policy: a sleep (a GPU forward pass leaves the
-    CPU to the envs) or a busy loop burning the CPU (a CPU forward pass competes with them)."""
+    CPU to the envs) or a busy loop burning ``ms`` of this thread's CPU time (a CPU forward pass
+    competes with them)."""
     if kind not in CALLER_KINDS:
         raise ValueError(f"caller work must be one of {CALLER_KINDS}, got {kind!r}")
     if ms <= 0:
@@ -115,9 +120,9 @@ def caller_work(kind: str, ms: float) -> Callable[[], None] | None:
     if kind == "sleep":
         return partial(time.sleep, seconds)
 
-    def burn() -> None:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
+    def burn() -> None:  # CPU time, as a forward pass needs: descheduled, it takes longer
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
             pass
 
     return burn
@@ -166,7 +171,7 @@ class TorchwmStepper(Stepper):
 
 
 class PufferStepper(Stepper):
-    def __init__(self, factory: Callable[[], Any], shape: Shape) -> None:
+    def __init__(self, factory: Callable[[], Any], shape: Shape, first_ready: bool = False) -> None:
         super().__init__(shape)
         missing = pufferlib_missing()
         if missing:
@@ -174,7 +179,10 @@ class PufferStepper(Stepper):
         import pufferlib.emulation
         import pufferlib.vector
 
+        if first_ready and not shape.pool:
+            raise Unavailable("pufferlib_async is PufferLib's pool mode: measured in pool mode only")
         creator = partial(pufferlib.emulation.GymnasiumPufferEnv, env_creator=factory)
+        full_async = {"zero_copy": False, "sync_traj": False} if first_ready else {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.env: Any = pufferlib.vector.make(
@@ -184,6 +192,7 @@ class PufferStepper(Stepper):
                 num_workers=shape.num_workers,
                 batch_size=shape.batch_size,
                 overwork=True,
+                **full_async,
             )
         self.single_action_space = self.env.single_action_space
 
@@ -232,8 +241,8 @@ def open_stepper(backend: str, factory: Callable[[], Any], shape: Shape) -> Step
         raise ValueError(f"batch_size {shape.batch_size} is not whole workers of {shape.workers_envs}")
     if backend == "torchwm":
         return TorchwmStepper(factory, shape)
-    if backend == "pufferlib":
-        return PufferStepper(factory, shape)
+    if backend in ("pufferlib", "pufferlib_async"):
+        return PufferStepper(factory, shape, first_ready=backend == "pufferlib_async")
     if backend in ("gym_sync", "gym_async"):
         return GymStepper(factory, shape, backend.removeprefix("gym_"))
     raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")

@@ -21,7 +21,9 @@ import numpy as np
 from torchwm.benchmarks import process_envs
 from torchwm.benchmarks.process_backends import (
     BACKENDS,
+    DEFAULT_BACKENDS,
     POOL_BACKENDS,
+    POOL_ONLY_BACKENDS,
     Shape,
     Unavailable,
     caller_work,
@@ -107,7 +109,11 @@ def sweep(
         for workers, envs in workers_envs:
             for shape in sync_and_pool(workers, envs):
                 if shape.mode in modes:
-                    configs += [Config(case, b, shape) for b in backends if b in POOL_BACKENDS]
+                    configs += [
+                        Config(case, b, shape)
+                        for b in backends
+                        if b in POOL_BACKENDS and (shape.pool or b not in POOL_ONLY_BACKENDS)
+                    ]
         for total in dict.fromkeys(w * e for w, e in workers_envs):
             configs += [Config(case, b, Shape(1, total, total)) for b in backends if b.startswith("gym_")]
     return configs
@@ -143,8 +149,9 @@ def _ratio(ours: list[float], theirs: list[float]) -> float | None:
 
 
 def table_rows(results: list[Measured]) -> list[dict[str, Any]]:
-    """One row per config; torchwm's carry ``vs_pufferlib``: its rate over PufferLib's at the same
-    shape and mode, the median over rounds of the ratio in each round."""
+    """One row per config; torchwm's carry ``vs_pufferlib`` (and ``vs_pufferlib_async`` where that was
+    measured): its rate over PufferLib's at the same shape and mode, the median over rounds of the
+    ratio in each round."""
     by_key = {(r.config.case, r.config.backend, r.config.shape): r for r in results}
     rows = []
     for r in results:
@@ -161,10 +168,11 @@ def table_rows(results: list[Measured]) -> list[dict[str, Any]]:
         }
         if r.skipped:
             row["skipped"] = r.skipped
-        puffer = by_key.get((c.case, "pufferlib", c.shape))
-        if c.backend == "torchwm" and puffer is not None and puffer.rates and r.rates:
-            ratio = _ratio(r.rates, puffer.rates)
-            row["vs_pufferlib"] = round(ratio, 2) if ratio is not None else None
+        for peer in ("pufferlib", "pufferlib_async"):
+            theirs = by_key.get((c.case, peer, c.shape))
+            if c.backend == "torchwm" and theirs is not None and theirs.rates and r.rates:
+                ratio = _ratio(r.rates, theirs.rates)
+                row[f"vs_{peer}"] = round(ratio, 2) if ratio is not None else None
         rows.append(row)
     return rows
 
@@ -238,9 +246,11 @@ def target_checks(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[d
                 check(f"{case}: torchwm best / best of pufferlib and gym_sync", ratio, HEAVY_VS_BEST_OF_BOTH)
         for row in rows:
             if row["case"] == case and row["backend"] == "torchwm" and row["mode"] == "pool":
+                # Against PufferLib's faster pool at this shape, where both of its pools were measured.
+                ratios = [row[k] for k in ("vs_pufferlib", "vs_pufferlib_async") if row.get(k) is not None]
                 check(
                     f"{case} {row['workers_envs']} pool {row['batch_size']}: torchwm / pufferlib",
-                    row.get("vs_pufferlib"),
+                    min(ratios) if ratios else None,
                     POOL_VS_PUFFERLIB,
                 )
     return checks
@@ -280,13 +290,13 @@ def run_process_benchmarks(
 ) -> dict[str, Any]:
     """The whole suite: ``rounds`` interleaved rounds of ``seconds / rounds`` (at least 0.2 s) per
     config. Returns ``rows`` (``table_rows``), ``summary``, ``targets``, ``env_ms_per_step`` (one env
-    alone, per case) and the settings."""
+    alone, ms of CPU per step, per case) and the settings."""
     cases = list(cases or DEFAULT_CASES)
     unknown = set(cases) - set(CASES)
     if unknown:
         raise ValueError(f"unknown cases {sorted(unknown)}; choose from {sorted(CASES)}")
     workers_envs = workers_envs or default_workers_envs()
-    backends = list(backends or BACKENDS)
+    backends = list(backends or DEFAULT_BACKENDS)
     rounds = max(1, int(rounds))
     per_run = max(0.2, seconds / rounds)
     configs = sweep(cases, workers_envs, backends, modes)

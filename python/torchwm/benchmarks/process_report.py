@@ -8,9 +8,22 @@ from typing import Any
 from torchwm.benchmarks.atari_report import format_table
 
 TABLE_COLUMNS = ["case", "backend", "mode", "workers_envs", "batch_size", "steps_per_s", "vs_pufferlib", "skipped"]
+ASYNC_COLUMN = "vs_pufferlib_async"  # shown where the opt-in pufferlib_async backend was measured
 # Bars, in this order, per workers x envs group; gymnasium's are lines across the panel.
-BARS = [("torchwm", "sync"), ("torchwm", "pool"), ("pufferlib", "sync"), ("pufferlib", "pool")]
-COLORS = {"torchwm": "tab:blue", "pufferlib": "tab:orange", "gym_sync": "tab:green", "gym_async": "tab:red"}
+BARS = [
+    ("torchwm", "sync"),
+    ("torchwm", "pool"),
+    ("pufferlib", "sync"),
+    ("pufferlib", "pool"),
+    ("pufferlib_async", "pool"),
+]
+COLORS = {
+    "torchwm": "tab:blue",
+    "pufferlib": "tab:orange",
+    "pufferlib_async": "tab:brown",
+    "gym_sync": "tab:green",
+    "gym_async": "tab:red",
+}
 
 
 def table(report: dict[str, Any]) -> str:
@@ -23,9 +36,12 @@ def table(report: dict[str, Any]) -> str:
             if key in seen:
                 continue
             seen.add(key)
-            row = {**row, "workers_envs": "(all)" if row["backend"] == "pufferlib" else row["workers_envs"]}
+            row = {**row, "workers_envs": "(all)" if row["backend"].startswith("pufferlib") else row["workers_envs"]}
         rows.append({k: "" if v is None else v for k, v in row.items()})
-    return format_table(rows, TABLE_COLUMNS)
+    columns = list(TABLE_COLUMNS)
+    if any(ASYNC_COLUMN in row for row in rows):
+        columns.insert(columns.index("vs_pufferlib") + 1, ASYNC_COLUMN)
+    return format_table(rows, columns)
 
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
@@ -33,7 +49,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for case, s in report["summary"].items():
         ms = report.get("env_ms_per_step", {}).get(case)
-        cost = f" (one env alone: {ms:.3f} ms/step)" if ms is not None else ""
+        cost = f" (one env alone: {ms:.3f} ms of CPU per step)" if ms is not None else ""
         lines.append(f"{case}{cost}:")
         for backend, best in s["best"].items():
             ratio = s["torchwm_best_x"].get(backend)
@@ -74,6 +90,7 @@ def plot(report: dict[str, Any], path: Path) -> Path | None:
 def _panel(ax: Any, rows: list[dict[str, Any]], case: str, report: dict[str, Any]) -> None:
     groups = list(dict.fromkeys(r["workers_envs"] for r in rows if not r["backend"].startswith("gym_")))
     rate = {(r["backend"], r["mode"], r["workers_envs"]): r["steps_per_s"] for r in rows}
+    versus = {(r["mode"], r["workers_envs"]): r["vs_pufferlib"] for r in rows if r.get("vs_pufferlib")}
     bars = [b for b in BARS if any((b[0], b[1], g) in rate for g in groups)]
     width = 0.8 / max(1, len(bars))
     for i, (backend, mode) in enumerate(bars):
@@ -88,6 +105,10 @@ def _panel(ax: Any, rows: list[dict[str, Any]], case: str, report: dict[str, Any
             alpha=1.0 if mode == "sync" else 0.55,
             hatch="" if mode == "sync" else "//",
         )
+        if backend == "torchwm":  # its rate over PufferLib's at the same shape and mode
+            for x, height, g in zip(xs, heights, groups):
+                if (mode, g) in versus:
+                    ax.annotate(f"{versus[(mode, g)]:.2f}x", (x, height), ha="center", va="bottom", fontsize=7)
     for r in rows:
         if r["backend"].startswith("gym_"):
             style = "--" if r["backend"] == "gym_sync" else ":"

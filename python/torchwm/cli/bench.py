@@ -58,7 +58,7 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
 
     from torchwm.benchmarks import process_backends, process_bench, process_report
 
-    backends = [b for b in args.backends or process_backends.BACKENDS if b in process_backends.BACKENDS]
+    backends = [b for b in args.backends or process_backends.DEFAULT_BACKENDS if b in process_backends.BACKENDS]
     if not backends:
         raise SystemExit(f"--suite process: no backend of {args.backends} is one of {list(process_backends.BACKENDS)}")
     workers_envs: list[tuple[int, int]] | None
@@ -197,7 +197,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="sweep num_envs x sync/async (half batches) x policy (none, sleep, cpu) x backends, threads = cores;"
         " writes atari_scaling.png",
     )
-    p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
+    p.add_argument(
+        "--backends",
+        nargs="+",
+        default=None,
+        help="default: every backend installed here (process suite: torchwm pufferlib gym_sync gym_async; also"
+        " pufferlib_async, PufferLib's first-ready pool: zero_copy=False, sync_traj=False)",
+    )
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
     p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
     p.add_argument(
