@@ -55,7 +55,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             ratio = s["torchwm_best_x"].get(backend)
             versus = f"  torchwm best = {ratio:.2f}x" if ratio is not None else ""
             lines.append(
-                f"  {backend:10s} best {best['steps_per_s']:>9,} steps/s at {best['workers_envs']} {best['mode']}{versus}"
+                f"  {backend:15s} best {best['steps_per_s']:>9,} steps/s at {best['workers_envs']} {best['mode']}{versus}"
             )
     if report.get("targets"):
         lines.append("targets:")
