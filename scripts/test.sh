@@ -99,6 +99,8 @@ cargo test --profile ci --quiet
 
 step "torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
+step "torchwm bench --suite process smoke run (PufferLib is skipped: it lives in scripts/bench_env.sh's venv)"
+"$venv/bin/torchwm" bench --suite process --quick --out "$root/bench-results/ci"
 step "torchwm bench --soak smoke run"
 "$venv/bin/torchwm" bench --soak --soak-million-frames 0.05 --soak-cycles 5 --soak-process-cycles 3 \
     --soak-process-steps 500 --out "$root/bench-results/ci"

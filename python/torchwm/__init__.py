@@ -3,7 +3,8 @@
 - :class:`AtariVectorEnv` / :func:`make_atari_vector_env`: Atari (ALE 0.12.1) stepped by Rust threads,
   a drop-in for ``ale_py.vector_env.AtariVectorEnv`` (also as :data:`VectorAtariEnv`, the ALE vector
   guide's name); gymnasium ids ``TorchWM/<Game>-v5``.
-- :class:`TorchVectorizedEnv`: worker processes for any Gym-like env factory.
+- :class:`TorchVectorizedEnv`: worker processes for any Gym-like env factory; :func:`autotune` measures
+  which workers x envs per worker (x pool batch) steps the caller's env fastest on this machine.
 - ``RayVectorEnv`` (:mod:`torchwm.ray`, needs ``torchwm[ray]``): the same, with Ray actors on a cluster.
 - :func:`make_env`: envs whose observation is their real rendered frame at a chosen size.
 - :mod:`torchwm.errors`: the one exception tree, rooted in :class:`TorchwmError`.
@@ -15,6 +16,7 @@ from typing import Any
 
 from torchwm.atari import AtariEnvState, AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
 from torchwm.atari.registration import register_atari_envs
+from torchwm.benchmarks.autotune import TuneResult, autotune
 from torchwm.envs import make_env
 from torchwm.errors import (
     AleError,
@@ -63,10 +65,12 @@ __all__ = [
     "SubEnvError",
     "TorchVectorizedEnv",
     "TorchwmError",
+    "TuneResult",
     "VectorAtariEnv",
     "WorkerCrashedError",
     "WorkerError",
     "__version__",
+    "autotune",
     "make_atari_vector_env",
     "make_env",
     "record",

@@ -52,13 +52,93 @@ def _machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
 
 
+def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> dict[str, Any]:
+    """TorchVectorizedEnv against PufferLib and gymnasium's: the sweep's table, summary and plot."""
+    from tqdm import tqdm
+
+    from torchwm.benchmarks import process_backends, process_bench, process_report
+
+    backends = [b for b in args.backends or process_backends.DEFAULT_BACKENDS if b in process_backends.BACKENDS]
+    if not backends:
+        raise SystemExit(f"--suite process: no backend of {args.backends} is one of {list(process_backends.BACKENDS)}")
+    workers_envs: list[tuple[int, int]] | None
+    if args.quick:
+        workers_envs = process_backends.parse_workers_envs(args.workers_envs or "1x4,2x2")
+        seconds, rounds = 0.4, 1
+    else:
+        workers_envs = process_backends.parse_workers_envs(args.workers_envs) if args.workers_envs else None
+        seconds, rounds = args.seconds, args.process_rounds
+    with tqdm(desc="process", unit="run") as progress:
+        process = process_bench.run_process_benchmarks(
+            seconds,
+            rounds,
+            cases=args.cases,
+            workers_envs=workers_envs,
+            backends=backends,
+            modes=tuple(args.modes),
+            policy_ms=policy_ms,
+            policy=args.process_policy,
+            progress=progress,
+        )
+    print()
+    print(process_report.table(process))
+    print()
+    print("\n".join(process_report.summary_lines(process)))
+    png = process_report.plot(process, out_dir / "process_bench.png")
+    if png is not None:
+        print(f"plot: {png}")
+    return process
+
+
+def tune(args: argparse.Namespace) -> int:
+    """``--tune``: autotune for a factory given as module:function; prints the table, writes tune.json."""
+    from torchwm.benchmarks.autotune import autotune, load_factory
+
+    factory = load_factory(args.factory)
+    given = getattr(args, "num_envs_given", args.num_envs)
+    num_envs = given[0] if given else None
+    result = autotune(
+        factory,
+        num_envs=num_envs,
+        policy_ms=0.0 if args.policy_ms is None else args.policy_ms,
+        policy=args.process_policy,
+        max_workers=args.max_workers,
+        batch_sizes=args.batch_sizes,
+        seconds=0.3 if args.quick else max(0.2, args.seconds / max(1, args.process_rounds)),
+        rounds=1 if args.quick else args.process_rounds,
+        progress=True,
+    )
+    print(result)
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "tune.json"
+    summary = {"factory": args.factory, "keywords": result.keywords, "num_envs": result.num_envs}
+    summary |= {"policy_ms": result.policy_ms, "policy": result.policy, "cores": result.cores}
+    json_path.write_text(json.dumps({"machine": _machine(), **summary, "table": result.table}, indent=2))
+    print(f"results: {json_path}")
+    return 0
+
+
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
     if args.soak:
         return soak(args)
+    if args.tune:
+        if args.suite != "process":
+            raise SystemExit("--tune tunes TorchVectorizedEnv: use it with --suite process")
+        return tune(args)
     from tqdm import tqdm
 
-    from torchwm.benchmarks import atari_bench, atari_report
+    from torchwm.benchmarks import atari_bench, atari_report, process_backends
+
+    # --policy-ms: the process suite's caller time (default none); the Atari suite's async test (default 1 ms).
+    process_policy_ms = args.policy_ms or 0.0
+    if args.policy_ms is None:
+        args.policy_ms = 1.0 if args.suite in ("atari", "all") else 0.0
+    known = set(atari_bench.BACKENDS) | set(process_backends.BACKENDS)
+    unknown = set(args.backends or []) - known
+    if unknown:
+        raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(known)}")
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -77,19 +157,11 @@ def bench(args: argparse.Namespace) -> int:
         },
     }
     if args.suite in ("atari", "all"):
-        backends = args.backends or atari_bench.available_backends()
-        unknown = set(backends) - set(atari_bench.BACKENDS)
-        if unknown:
-            raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(atari_bench.BACKENDS)}")
+        backends = [b for b in args.backends or atari_bench.available_backends() if b in atari_bench.BACKENDS]
         with tqdm(desc="atari", unit="run") as progress:
             report["atari"] = atari_report.run(args, backends, progress, out_dir)
     if args.suite in ("process", "all"):
-        from torchwm.benchmarks.process_bench import run_process_benchmarks
-
-        process_rows = run_process_benchmarks(seconds=args.seconds, rounds=args.process_rounds)
-        report["process"] = process_rows
-        print()
-        print(atari_report.format_table(process_rows, ["case", "backend", "num_envs", "steps_per_s", "torchwm_x"]))
+        report["process"] = process_suite(args, out_dir, process_policy_ms)
     json_path = out_dir / "bench.json"
     json_path.write_text(json.dumps(report, indent=2, default=str))
     print(f"results: {json_path}")
@@ -103,7 +175,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--suite",
         choices=["atari", "process", "all"],
         default="atari",
-        help="atari: AtariVectorEnv against its peers; process: TorchVectorizedEnv against gymnasium's (default: atari)",
+        help="atari: AtariVectorEnv against its peers; process: TorchVectorizedEnv against PufferLib (where installed)"
+        " and gymnasium's (default: atari)",
     )
     p.add_argument(
         "--game", nargs="+", default=None, help="one or more games (default: breakout; --scaling: breakout pong)"
@@ -124,20 +197,80 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="sweep num_envs x sync/async (half batches) x policy (none, sleep, cpu) x backends, threads = cores;"
         " writes atari_scaling.png",
     )
-    p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
+    p.add_argument(
+        "--backends",
+        nargs="+",
+        default=None,
+        help="default: every backend installed here (process suite: torchwm pufferlib gym_sync gym_async; also"
+        " pufferlib_async, PufferLib's first-ready pool: zero_copy=False, sync_traj=False)",
+    )
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
     p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
     p.add_argument(
         "--process-rounds",
         type=int,
-        default=5,
-        help="process suite: interleaved rounds per case (split --seconds); the median is reported",
+        default=3,
+        help="process suite and --tune: interleaved rounds (each config gets --seconds / rounds per round); the median"
+        " is reported",
     )
     p.add_argument(
-        "--policy-ms", type=float, default=1.0, help="simulated policy cost per batch for the async test (0: skip)"
+        "--policy-ms",
+        type=float,
+        default=None,
+        help="the caller's simulated policy time per batch, ms: atari suite, for the async test (default 1; 0: skip);"
+        " process suite and --tune, before every batch's step (default 0)",
+    )
+    p.add_argument(
+        "--process-policy",
+        choices=["sleep", "burn"],
+        default="sleep",
+        help="process suite and --tune: --policy-ms is slept (a GPU forward pass) or burned in a busy loop (a CPU one)",
+    )
+    p.add_argument(
+        "--workers-envs",
+        default=None,
+        help="process suite: WORKERSxENVS shapes, e.g. 1x32,2x16,4x8 (default: 1, 2, 4... workers up to the cores"
+        " sharing 32 envs; --quick: 1x4,2x2)",
+    )
+    p.add_argument(
+        "--cases",
+        nargs="+",
+        choices=["cartpole", "cartpole_numpy", "busy_1ms"],
+        default=None,
+        help="process suite: envs to step (default: cartpole cartpole_numpy, CartPole with ~0.2 ms of numpy per step)",
+    )
+    p.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["sync", "pool"],
+        default=["sync", "pool"],
+        help="process suite: sync (every env per batch) and/or pool (half the envs per batch, the first ready)",
+    )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="with --suite process: torchwm.autotune for --factory (--num-envs, --policy-ms, --process-policy,"
+        " --max-workers, --batch-sizes): the table measured and the TorchVectorizedEnv keywords to pass (tune.json)",
+    )
+    p.add_argument(
+        "--factory",
+        default="torchwm.benchmarks.process_envs:cartpole",
+        help="--tune: the env factory as module:function (the current directory is importable; default: CartPole)",
+    )
+    p.add_argument("--max-workers", type=int, default=None, help="--tune: most worker processes tried (default: cores)")
+    p.add_argument(
+        "--batch-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="--tune: envs per batch to try (default: all envs, and half of them where pool mode exists)",
     )
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
-    p.add_argument("--quick", action="store_true", help="a short smoke run: 8 envs, 1 s per point")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short smoke run: atari 8 envs, 1 s per point; process suite 1x4 and 2x2, one round of 0.4 s",
+    )
     p.add_argument(
         "--soak",
         action="store_true",
