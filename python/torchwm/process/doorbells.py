@@ -18,6 +18,10 @@ from torchwm import _core
 
 __all__ = ["DoorbellMemory", "Patience", "patience_for"]
 
+# How long a waiter with a core of its own spins, and how long a worker sharing cores yields.
+SPIN_S = 1e-3
+YIELD_S = 2e-4
+
 
 @dataclass(frozen=True)
 class Patience:
@@ -29,14 +33,15 @@ class Patience:
 
 def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, Patience]:
     """``(parent, worker)`` patience for ``num_workers`` workers on ``cores`` cores (default: this
-    process's). With a core for every worker and the parent, both spin a little (a wake-up costs
-    more than the step of a cheap env). With fewer, a spinning process would take the core of one
-    that works: the parent sleeps at once, a worker yields briefly (the parent's next command comes
-    after its own, short, work) and then sleeps."""
+    process's). With a core for every worker and the parent, both spin for up to a millisecond (a
+    wake-up costs tens of microseconds, more than the step of a cheap env, and the core would be
+    idle anyway). With fewer, a spinning process would take the core of one that works: the parent
+    sleeps at once, a worker yields its core between checks for a moment (the parent's next command
+    comes after its own, short, work) and then sleeps."""
     cores = cores if cores is not None else len(os.sched_getaffinity(0))
     if num_workers + 1 <= cores:
-        return Patience(2e-4, 0.0), Patience(2e-4, 2e-4)
-    return Patience(0.0, 0.0), Patience(0.0, 2e-4)
+        return Patience(SPIN_S, 0.0), Patience(SPIN_S, 0.0)
+    return Patience(0.0, 0.0), Patience(0.0, YIELD_S)
 
 
 class DoorbellMemory:

@@ -137,7 +137,11 @@ class WorkerPool:
         lists them all)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         taken, self.ready = self.ready, []
-        return self._take(taken, [self.replies[w] if w in taken else None for w in range(len(self.fds))])
+        if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
+            replies, self.replies = self.replies, [None] * len(taken)
+            return self._take(taken, replies)
+        chosen = set(taken)
+        return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.fds))])
 
     def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
         """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`."""
@@ -164,6 +168,8 @@ class WorkerPool:
     def _take(self, taken: list[int], replies: list[Any]) -> list[Any]:
         for w in taken:
             self.replies[w] = None
+        if not self.raised:
+            return replies
         k = self.envs_per_worker
         raised = [remote for remote in self.raised if remote.env_index // k in taken]
         if raised:
