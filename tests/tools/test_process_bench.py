@@ -240,3 +240,15 @@ def test_bench_cli_process_quick_and_tune(tmp_path, capsys):
         cli.main(["bench", "--tune", "--out", str(out)])
     with pytest.raises(SystemExit, match="unknown backends"):
         cli.main(["bench", "--suite", "process", "--backends", "nope", "--out", str(out)])
+
+
+def test_process_overhead_reports_per_batch_costs(capsys):
+    """The per-batch breakdown tool runs and reports wall and CPU time for each shape asked."""
+    import json
+
+    from torchwm.benchmarks import process_overhead
+
+    process_overhead.main(["--workers-envs", "1x2,2x1", "--batches", "50"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [row["shape"] for row in rows] == ["1x2", "2x1"]
+    assert all(row["wall_us"] > 0 and row["parent_cpu_us"] >= 0 and row["worker_cpu_us"] >= 0 for row in rows)

@@ -91,3 +91,19 @@ def step_cost_ms(factory: Any, steps: int = 300, seed: int = 0) -> float:
         return (time.thread_time() - start) * 1000.0 / steps
     finally:
         env.close()
+
+
+class NoopEnv(gym.Env):
+    """An env whose step does nothing: what a vectorizer costs per batch, with no env time to hide it."""
+
+    observation_space = gym.spaces.Box(-1.0, 1.0, (4,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def __init__(self) -> None:
+        self._observation = np.zeros(4, np.float32)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        return self._observation, {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        return self._observation, 1.0, False, False, {}
