@@ -15,7 +15,6 @@ from torchwm.benchmarks.autotune import candidate_shapes, load_factory
 from torchwm.benchmarks.process_backends import Shape, Unavailable
 from torchwm.errors import InvalidArgumentError
 
-HAS_POOL = process_backends.torchwm_has_pool_mode()
 PUFFERLIB_MISSING = process_backends.pufferlib_missing()
 
 
@@ -90,8 +89,7 @@ def test_process_suite_rows_summary_targets_and_plot(tmp_path):
     assert rows[("gym_async", "2x1", "sync")]["steps_per_s"] > 0
     pool = rows[("torchwm", "2x1", "pool")]
     assert pool["batch_size"] == 1
-    assert (pool["steps_per_s"] is None) == (not HAS_POOL)
-    assert ("skipped" in pool) == (not HAS_POOL)
+    assert pool["steps_per_s"] > 0 and "skipped" not in pool
     puffer = rows[("pufferlib", "1x2", "sync")]
     if PUFFERLIB_MISSING:
         assert "pufferlib not importable" in puffer["skipped"] and puffer["steps_per_s"] is None
@@ -153,7 +151,6 @@ def test_targets_compare_each_peer_at_the_right_point():
     assert pool["ratio"] == 0.9 and not pool["met"]  # against PufferLib's faster pool
 
 
-@pytest.mark.skipif(not HAS_POOL, reason="this TorchVectorizedEnv has no pool mode yet")
 def test_torchwm_pool_mode_steps_half_batches():
     stepper = process_backends.open_stepper("torchwm", process_envs.cartpole, Shape(2, 2, 2))
     try:
@@ -182,8 +179,7 @@ def test_autotune_returns_the_fastest_keywords_and_the_table():
     assert isinstance(result, torchwm.TuneResult)
     shapes = {(r["num_workers"], r["envs_per_worker"], r["batch_size"]) for r in result.table}
     assert {(1, 4, 4), (2, 2, 4)} <= shapes
-    assert ((2, 2, 2) in shapes) == HAS_POOL
-    assert any("no pool mode" in why for why in result.skipped) == (not HAS_POOL)
+    assert (2, 2, 2) in shapes and not result.skipped
     rates = [r["steps_per_s"] for r in result.table]
     assert rates == sorted(rates, reverse=True) and result.table[0]["relative"] == 1.0
     assert all(len(r["rounds"]) == 2 for r in result.table)
@@ -197,12 +193,15 @@ def test_autotune_returns_the_fastest_keywords_and_the_table():
 
 
 def test_autotune_candidates_and_bad_arguments():
-    shapes, skipped = candidate_shapes(32, 4, None, pool_mode=True)
+    shapes, skipped = candidate_shapes(32, 4, None)
     assert [s.workers_envs for s in shapes] == ["1x32", "2x16", "2x16", "4x8", "4x8"]
     assert [s.batch_size for s in shapes] == [32, 32, 16, 32, 16] and not skipped
-    shapes, skipped = candidate_shapes(12, 3, [12, 6, 5], pool_mode=False)
-    assert [(s.workers_envs, s.batch_size) for s in shapes] == [("1x12", 12), ("2x6", 12), ("3x4", 12)]
-    assert skipped == ["2x6 batch 6: this TorchVectorizedEnv has no pool mode"]
+    shapes, skipped = candidate_shapes(12, 3, [12, 6, 5])
+    assert [(s.workers_envs, s.batch_size) for s in shapes] == [("1x12", 12), ("2x6", 12), ("2x6", 6), ("3x4", 12)]
+    assert skipped == [
+        f"{shape} batch {size}: not whole workers"
+        for shape, size in [("1x12", 6), ("1x12", 5), ("2x6", 5), ("3x4", 6), ("3x4", 5)]
+    ]
     with pytest.raises(InvalidArgumentError, match="no candidate"):
         torchwm.autotune(process_envs.cartpole, num_envs=4, max_workers=2, batch_sizes=[3])
     with pytest.raises(InvalidArgumentError, match="positive"):

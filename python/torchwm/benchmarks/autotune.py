@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process_backends import Shape, caller_work, measure, torchwm_has_pool_mode
+from torchwm.benchmarks.process_backends import Shape, caller_work, measure
 from torchwm.benchmarks.process_bench import cpu_count
 from torchwm.errors import InvalidArgumentError
 
@@ -72,11 +72,11 @@ def default_num_envs(cores: int) -> int:
 
 
 def candidate_shapes(
-    num_envs: int, max_workers: int, batch_sizes: Sequence[int] | None, pool_mode: bool
+    num_envs: int, max_workers: int, batch_sizes: Sequence[int] | None
 ) -> tuple[list[Shape], list[str]]:
     """Worker counts dividing ``num_envs`` (powers of two, and ``max_workers`` itself), each with every
-    batch size that is whole workers: ``batch_sizes``, or all envs and half of them. Pool batches are
-    left out (and said so) where TorchVectorizedEnv has no pool mode."""
+    batch size that is whole workers: ``batch_sizes``, or all envs and half of them. A batch size
+    asked for that is not whole workers of a count is left out there, and said so."""
     counts = {w for w in range(1, max_workers + 1) if num_envs % w == 0 and (w & (w - 1) == 0 or w == max_workers)}
     sizes = sorted(set(batch_sizes), reverse=True) if batch_sizes else None
     shapes: list[Shape] = []
@@ -87,9 +87,8 @@ def candidate_shapes(
         for size in wanted:
             shape = Shape(workers, envs, size)
             if not shape.valid():
-                continue
-            if shape.pool and not pool_mode:
-                skipped.append(f"{workers}x{envs} batch {size}: this TorchVectorizedEnv has no pool mode")
+                if sizes:
+                    skipped.append(f"{workers}x{envs} batch {size}: not whole workers")
                 continue
             shapes.append(shape)
     return shapes, skipped
@@ -127,7 +126,7 @@ def autotune(
     max_workers = cores if max_workers is None else int(max_workers)
     if num_envs < 1 or max_workers < 1 or seconds <= 0 or rounds < 1:
         raise InvalidArgumentError("num_envs, max_workers, seconds and rounds must be positive")
-    shapes, skipped = candidate_shapes(num_envs, max_workers, batch_sizes, torchwm_has_pool_mode())
+    shapes, skipped = candidate_shapes(num_envs, max_workers, batch_sizes)
     if not shapes:
         raise InvalidArgumentError(
             f"no candidate: no batch size of {list(batch_sizes or [])} is whole workers of {num_envs} envs"

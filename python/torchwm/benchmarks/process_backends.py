@@ -20,7 +20,6 @@ A backend that cannot run here raises :class:`Unavailable` with the reason, whic
 from __future__ import annotations
 
 import importlib
-import inspect
 import time
 import warnings
 from collections.abc import Callable
@@ -91,13 +90,6 @@ def parse_workers_envs(text: str) -> list[tuple[int, int]]:
     return pairs
 
 
-def torchwm_has_pool_mode() -> bool:
-    """Whether this TorchVectorizedEnv takes ``batch_size`` (pool mode)."""
-    from torchwm.process import TorchVectorizedEnv
-
-    return "batch_size" in inspect.signature(TorchVectorizedEnv.__init__).parameters
-
-
 def pufferlib_missing() -> str | None:
     """None where ``pufferlib.vector`` imports, else why not (its import pulls in torch: seconds)."""
     try:
@@ -152,8 +144,6 @@ class TorchwmStepper(Stepper):
 
         super().__init__(shape)
         pool: dict[str, Any] = {"batch_size": shape.batch_size} if shape.pool else {}
-        if pool and not torchwm_has_pool_mode():
-            raise Unavailable("this TorchVectorizedEnv has no pool mode (batch_size)")
         self.env: Any = TorchVectorizedEnv(factory, shape.num_workers, shape.envs_per_worker, **pool)
         self.single_action_space = self.env.single_action_space
 
