@@ -226,7 +226,7 @@ def test_an_idle_vectorizer_burns_no_cpu():
     envs = TorchVectorizedEnv(cartpole, 2, 2)
     try:
         envs.reset(seed=0)
-        pids = [process.pid for process in envs._pool.processes]
+        pids = envs.worker_pids
         before = [cpu_seconds(pid) for pid in pids]
         time.sleep(2.0)
         used = [cpu_seconds(pid) - start for pid, start in zip(pids, before)]

@@ -36,7 +36,7 @@ def measure(num_workers: int, envs_per_worker: int, batches: int) -> dict[str, A
         actions = np.zeros(envs.num_envs, np.int64)
         for _ in range(min(500, batches)):
             envs.step(actions)
-        pids = [process.pid for process in envs._pool.processes]
+        pids = envs.worker_pids
         workers_before = [cpu_seconds(pid) for pid in pids]
         parent_before, wall_before = time.process_time(), time.perf_counter()
         for _ in range(batches):

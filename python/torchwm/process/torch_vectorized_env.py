@@ -236,6 +236,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
     # ------------------------------------------------------------------------------------ protocol
 
     @property
+    def worker_pids(self) -> list[int]:
+        """The process id of each worker (to watch, pin or profile them)."""
+        return [process.pid for process in self._open_pool().processes]
+
+    @property
     def closed(self) -> bool:
         return self._pool is None or self._pool.closed
 
