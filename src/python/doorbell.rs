@@ -79,9 +79,13 @@ impl Doorbells {
         Ok(self.bells().is_done(w))
     }
 
-    fn done_kind(&self, w: usize) -> PyResult<u32> {
-        self.check_worker(w)?;
-        Ok(self.bells().done_kind(w))
+    /// Those of `workers` whose last result is of `kind`.
+    fn done_with_kind(&self, workers: Vec<usize>, kind: u32) -> PyResult<Vec<usize>> {
+        for &w in &workers {
+            self.check_worker(w)?;
+        }
+        let bells = self.bells();
+        Ok(workers.into_iter().filter(|&w| bells.done_kind(w) == kind).collect())
     }
 
     /// Worker `w`: the kind of the command after the `seen`-th, or None after `timeout_s`.

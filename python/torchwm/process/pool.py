@@ -55,6 +55,7 @@ class WorkerPool:
         self.pipes: list[Any] = []
         self.death_fds: list[int] = []
         self.fds: list[int] = []  # each worker's pipe descriptor
+        self.pipe_polls: list[Any] = []  # a select.poll of each worker's pipe
         self.deaths = select.poll()  # the descriptors that become readable when a worker dies
         self.watched: dict[int, int] = {}  # death descriptor -> worker
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
@@ -95,6 +96,10 @@ class WorkerPool:
         except (AttributeError, OSError):
             death_fd = process.sentinel
         self.fds.append(pipe.fileno())
+        # One poll object per pipe, made once (Connection.poll builds a selector on every call).
+        pipe_poll = select.poll()
+        pipe_poll.register(pipe.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+        self.pipe_polls.append(pipe_poll)
         self.watched[death_fd] = w
         self.deaths.register(death_fd, select.POLLIN | select.POLLERR | select.POLLHUP)
 
@@ -189,9 +194,9 @@ class WorkerPool:
             done = self.bells.wait_done(
                 busy, count - len(self.ready), patience.spin_s, patience.yield_s, min(LIVENESS_CHECK_S, left)
             )
-            for w in done:
-                self._receive(w, deadline)
-            if not done:
+            if done:
+                self._receive(done, deadline)
+            else:
                 self._check_deaths()
                 if deadline is not None and time.monotonic() >= deadline:
                     raise mp.TimeoutError(
@@ -209,14 +214,20 @@ class WorkerPool:
             if self.busy[w] and not self.bells.is_done(w) and not process.is_alive():
                 self.crashed(w)
 
-    def _receive(self, w: int, deadline: float | None) -> None:
-        """Collects worker ``w``'s reply (it has rung its doorbell): none for a step all in shared
-        memory, else the frame on its pipe."""
-        self.busy[w] = False
-        if self.bells.done_kind(w) == Message.STEP_DONE:
-            self.replies[w] = None
+    def _receive(self, done: list[int], deadline: float | None) -> None:
+        """Collects the replies of ``done`` workers (they have rung the parent's doorbell): nothing
+        more for a step all in shared memory, else the frame on the worker's pipe."""
+        # Anything but STEP_DONE is a frame: READY comes before the first doorbell is rung.
+        in_memory = self.bells.done_with_kind(done, Message.STEP_DONE)
+        framed = [w for w in done if w not in in_memory] if len(in_memory) < len(done) else []
+        for w in in_memory:
+            self.busy[w] = False
             self.ready.append(w)
-            return
+        for w in framed:
+            self._receive_frame(w, deadline)
+
+    def _receive_frame(self, w: int, deadline: float | None) -> None:
+        self.busy[w] = False  # busy again if the frame does not come in time
         body = self._read_reply(w, deadline)
         kind, payload = decode(body)
         if kind == Message.FAILED:
@@ -225,15 +236,14 @@ class WorkerPool:
         self.ready.append(w)
         if kind == Message.RAISED:
             self.raised.append(payload)
-            self.replies[w] = None
         else:
             self.replies[w] = payload
 
     def _read_reply(self, w: int, deadline: float | None) -> bytes:
         """The frame worker ``w`` is writing; waits for it with an eye on the worker's life."""
-        pipe = self.pipes[w]
-        while not pipe.poll(LIVENESS_CHECK_S):
-            if not self.processes[w].is_alive() and not pipe.poll(0):
+        readable = self.pipe_polls[w].poll
+        while not readable(LIVENESS_CHECK_S * 1000):
+            if not self.processes[w].is_alive() and not readable(0):
                 self.crashed(w, read_last=False)
             if deadline is not None and time.monotonic() >= deadline:
                 self.busy[w] = True  # not collected: the next wait reads it
