@@ -17,7 +17,7 @@ pub(crate) use bindings::TwmStickyActions as StickyActions;
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
 pub(crate) use fork::fork_generation;
 pub(crate) use raw_ale::{RawAle, RawState};
-pub(crate) use thread_priority::lower_current_thread_priority;
+pub(crate) use thread_priority::{lower_current_thread_priority, process_cpu_time};
 
 /// Turns a shim return code into a `Result`, reading this thread's error message on failure.
 fn check(rc: c_int) -> Result<()> {
