@@ -254,8 +254,10 @@ impl AtariVectorEnv {
         let env_ids = self.last_env_ids.take().unwrap_or_default();
         // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
         // long, and starting it first keeps the other threads from idling at the end of the batch.
-        // Before them, envs whose reset is running ahead on a low-priority thread: the thread that
-        // takes such a job waits for that reset, leaving its core to it while the others step.
+        // Envs whose reset is still running ahead: at the lowest priority (`reset_ahead=True`) their
+        // jobs go first, so the thread that takes one waits for that reset, leaving its core to it while
+        // the others step; at normal priority (`"auto"`) they go last, so every thread steps the others
+        // first while the reset shares the cores, and only the last job waits for what is left of it.
         let mut resets = Vec::with_capacity(env_ids.len());
         let mut steps = Vec::with_capacity(env_ids.len());
         let mut running_ahead = Vec::new();
@@ -269,7 +271,11 @@ impl AtariVectorEnv {
                 Err(TryLockError::WouldBlock) => running_ahead.push(job),
             }
         }
-        self.enqueue(running_ahead.into_iter().chain(resets).chain(steps))
+        if self.config.reset_ahead == ResetAheadMode::Always {
+            self.enqueue(running_ahead.into_iter().chain(resets).chain(steps))
+        } else {
+            self.enqueue(resets.into_iter().chain(steps).chain(running_ahead))
+        }
     }
 
     fn check_steppable(&self) -> Result<()> {
