@@ -52,6 +52,20 @@ def _machine() -> dict[str, Any]:
     return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
 
 
+def _stalls(args: argparse.Namespace, backends: list[str]) -> list[dict[str, Any]]:
+    """``--stalls``: how much longer a batch that carries a reset takes, per backend, sync and async."""
+    from torchwm.benchmarks import atari_report
+    from torchwm.benchmarks.batch_stalls import stall_rows
+
+    rows = stall_rows(
+        args.game, args.num_envs, backends, args.policy, args.policy_ms, args.seconds, max(1, args.repeats)
+    )
+    print()
+    columns = ["game", "backend", "num_envs", "batch_size", "policy", "steps_per_s", "share_with_reset"]
+    print(atari_report.format_table(rows, [*columns, "ms_with_reset", "ms_without_reset", "stall_ratio"]))
+    return rows
+
+
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
     if args.soak:
@@ -83,6 +97,8 @@ def bench(args: argparse.Namespace) -> int:
             raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(atari_bench.BACKENDS)}")
         with tqdm(desc="atari", unit="run") as progress:
             report["atari"] = atari_report.run(args, backends, progress, out_dir)
+        if args.stalls:
+            report["stalls"] = _stalls(args, backends)
     if args.suite in ("process", "all"):
         from torchwm.benchmarks.process_bench import run_process_benchmarks
 
@@ -123,6 +139,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="sweep num_envs x sync/async (half batches) x policy (none, sleep, cpu) x backends, threads = cores;"
         " writes atari_scaling.png",
+    )
+    p.add_argument(
+        "--stalls",
+        action="store_true",
+        help="atari suite: also measure, per --game, --num-envs and backend, sync and async (half batches), with"
+        " --policy, how much longer a batch that carries a reset takes than one without (the reset stall)",
     )
     p.add_argument("--backends", nargs="+", default=None, help="default: every backend installed here")
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
