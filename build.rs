@@ -60,6 +60,18 @@ fn main() {
     // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/`, `ale_env/`
     // and `rng/` files its edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
+    // Every function starts a 64-byte line, so the hot loops' alignment (relative to the function)
+    // is the same wherever the linker places them: in the cdylib `M6502Low::execute` landed 16 bytes
+    // past a line, in the example binary on one. CPU time per frame 1.00x-1.03x (docs/performance.md).
+    ale.flag("-falign-functions=64");
+    // clang (the wheel's zig toolchain) merges the 6502 loop's threaded dispatch into 18 shared
+    // indirect jumps, against GCC's 222 (one per instruction case), because LLVM (18 and later) tail-
+    // duplicates no block with more than 16 predecessors or successors: a dispatch jump shared by every
+    // case predicts the next opcode badly. Raising the limits restores one jump per case (docs/performance.md).
+    // GCC, and clang builds that lack the options, reject the flags and go without.
+    for limit in ["-mllvm=-tail-dup-pred-size=1000", "-mllvm=-tail-dup-succ-size=1000"] {
+        ale.flag_if_supported(limit);
+    }
     let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.

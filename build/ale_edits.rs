@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 12] = [
+pub const PATCHES: [FilePatch; 13] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -108,6 +108,15 @@ pub const PATCHES: [FilePatch; 12] = [
         edits: &[Edit::InsertAfter {
             anchor: "          clocksFromStartOfScanLine - HBLANK);\n",
             text: "#include \"tia/background_span.inc\"\n",
+        }],
+    },
+    // updateFrame inlined into its callers by clang too, as GCC does (src/ffi/tia/update_frame_inline.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[Edit::InsertBefore {
+            anchor: "inline void TIA::updateFrame(int clock)\n",
+            text: "#include \"tia/update_frame_inline.inc\"\n",
         }],
     },
     // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc): 0.5-0.7% fewer

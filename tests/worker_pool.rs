@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 
 use torchwm::atari::AtariConfig;
-use torchwm::vector::{AtariVectorEnv, VectorConfig};
+use torchwm::vector::{AtariVectorEnv, ResetAheadMode, VectorConfig};
 
 /// `(name, allowed cores, nice)` of every thread of this process named `torchwm-*`.
 fn pool_threads() -> Vec<(String, String, i32)> {
@@ -44,7 +44,7 @@ fn pool_threads_are_named_pinned_and_joined_at_close() {
     let mut config = VectorConfig::new(common::rom("pong"), 4, AtariConfig::default());
     config.num_threads = 2;
     config.thread_affinity_offset = Some(1);
-    config.reset_ahead = true;
+    config.reset_ahead = ResetAheadMode::Always;
     let mut env = AtariVectorEnv::new(config).unwrap();
     let threads = env.num_threads();
     env.reset(&[0, 1, 2, 3], &[Some(1); 4]).unwrap();

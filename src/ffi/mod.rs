@@ -22,7 +22,7 @@ pub(crate) use fork::fork_generation;
 pub(crate) use raw_ale::{RawAle, RawState};
 #[cfg(feature = "python")]
 pub(crate) use shared_mapping::SharedMapping;
-pub(crate) use thread_priority::lower_current_thread_priority;
+pub(crate) use thread_priority::{lower_current_thread_priority, process_cpu_time};
 
 /// Turns a shim return code into a `Result`, reading this thread's error message on failure.
 fn check(rc: c_int) -> Result<()> {

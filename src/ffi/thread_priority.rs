@@ -1,4 +1,6 @@
-//! Lowering the calling thread's scheduling priority (for the threads that run resets ahead).
+//! Lowering the calling thread's scheduling priority (for the threads that run resets ahead), and the
+//! process's CPU time (to see how much of the machine the caller uses between batches).
+use std::time::Duration;
 
 /// The nice value of threads that must only use CPU no one else wants.
 const LOWEST_NICE: libc::c_int = 19;
@@ -13,4 +15,16 @@ pub(crate) fn lower_current_thread_priority() {
         let tid = libc::gettid();
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, LOWEST_NICE);
     }
+}
+
+/// CPU time used so far by all the process's threads (`CLOCK_PROCESS_CPUTIME_ID`); zero if the clock
+/// cannot be read, which callers treat as "no CPU used".
+pub(crate) fn process_cpu_time() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a live, writable timespec for the duration of the call; the clock id is a constant.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec.clamp(0, 999_999_999) as u32)
 }

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::atari::AtariConfig;
-use crate::vector::{find_setting, AutoresetMode, Kind, Setting, SettingValue, VectorConfig, SETTINGS};
+use crate::vector::{find_setting, AutoresetMode, Kind, Setting, SettingValue, VectorConfig, AUTO, SETTINGS};
 
 /// The config `AtariVectorEnv(roms, num_envs, **keywords)` asks for, checked (env `i` plays
 /// `roms[i % len(roms)]`).
@@ -87,6 +87,10 @@ fn parse_one(setting: &Setting, value: &Bound<'_, PyAny>) -> PyResult<SettingVal
             .ok()
             .and_then(|text| names.iter().find(|name| **name == text))
             .map(|name| SettingValue::Choice(name)),
+        Kind::BoolOrAuto if is_bool(value) => value.extract::<bool>().ok().map(SettingValue::Bool),
+        Kind::BoolOrAuto => {
+            value.extract::<String>().ok().filter(|text| text == AUTO).map(|_| SettingValue::Choice(AUTO))
+        }
     };
     parsed.ok_or_else(|| rejected(setting, value))
 }

@@ -26,6 +26,20 @@ impl AutoresetMode {
     }
 }
 
+/// When ended envs reset ahead of the step that needs them (next-step autoreset, sync mode; see
+/// `vector::reset_ahead`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResetAheadMode {
+    /// Whenever the caller leaves a core idle between batches (a GPU or sleeping policy), on
+    /// normal-priority threads; not while it keeps the cores busy (a CPU policy) or comes straight
+    /// back (env-only loops), where a reset ahead only moves work around.
+    Auto,
+    /// Always, on the lowest-priority threads (nice 19).
+    Always,
+    /// Never: the step that needs the reset runs it.
+    Never,
+}
+
 #[derive(Debug, Clone)]
 pub struct VectorConfig {
     /// The games' ROMs: env `i` plays `roms[i % roms.len()]` (one for a pool of one game).
@@ -46,8 +60,8 @@ pub struct VectorConfig {
     pub continuous_action_threshold: f32,
     /// Report unclipped rewards and, when an episode ends, its raw return, steps and frames (torchwm's own).
     pub episode_statistics: bool,
-    /// Next-step autoreset, sync mode: reset ended envs ahead, on low-priority threads (`reset_ahead`).
-    pub reset_ahead: bool,
+    /// Next-step autoreset, sync mode: when to reset ended envs ahead (`reset_ahead`).
+    pub reset_ahead: ResetAheadMode,
     /// Report each env's RAM after its step in `info["ram"]` (`ram_in_info`).
     pub ram_in_info: bool,
     pub env: AtariConfig,
@@ -76,7 +90,7 @@ impl VectorConfig {
             continuous: false,
             continuous_action_threshold: 0.5,
             episode_statistics: false,
-            reset_ahead: false,
+            reset_ahead: ResetAheadMode::Auto,
             ram_in_info: false,
             env,
             per_env: PerEnvSettings::default(),

@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use super::action_queue::{action_queue, ActionQueue, Job};
 use super::batch_result::BatchResult;
-use super::config::{AutoresetMode, VectorConfig};
+use super::config::{AutoresetMode, ResetAheadMode, VectorConfig};
 use super::env_slot::{EnvSlot, SharedEnvs};
+use super::reset_pacing::ResetPacing;
 use super::worker_pool::WorkerPool;
 use crate::atari::AtariEnv;
 use crate::error::{Error, Result};
@@ -46,6 +47,8 @@ pub struct AtariVectorEnv {
     interrupted_batch: bool,
     interrupt_check: Box<dyn Fn() -> Result<()> + Send + Sync>,
     fork_generation: u64,
+    /// Whether the resets of each sync batch run ahead.
+    pacing: ResetPacing,
 }
 
 impl AtariVectorEnv {
@@ -76,13 +79,17 @@ impl AtariVectorEnv {
         }
         let envs: SharedEnvs = Arc::new(slots);
         let (queue, worker_channels) = action_queue(config.num_envs);
+        // Resets run ahead only in next-step autoreset (the others reset within the step) and sync mode
+        // (an async batch is whichever envs finish first: a reset holds none up; ahead gained nothing).
+        let resets_ahead_apply = config.autoreset_mode == AutoresetMode::NextStep && batch_size == config.num_envs;
+        let reset_ahead = if resets_ahead_apply { config.reset_ahead } else { ResetAheadMode::Never };
         let workers = WorkerPool::start(
             &envs,
             worker_channels,
             num_threads,
             config.autoreset_mode,
             config.thread_affinity_offset,
-            config.reset_ahead,
+            reset_ahead,
         )
         .map_err(|e| Error::ThreadSpawn(std::sync::Arc::new(e)))?;
         Ok(Self {
@@ -103,6 +110,7 @@ impl AtariVectorEnv {
             interrupted_batch: false,
             interrupt_check: Box::new(|| Ok(())),
             fork_generation: fork_generation(),
+            pacing: ResetPacing::new(reset_ahead, resets_ahead_apply),
         })
     }
 
@@ -176,6 +184,7 @@ impl AtariVectorEnv {
             let completed = self.collect(env_ids.len(), false)?;
             let batch = self.fill_ordered(&completed)?;
             self.last_env_ids = Some((0..num_envs).collect());
+            self.pacing.batch_returned(false);
             Ok(batch)
         } else {
             self.recv_batch()
@@ -232,6 +241,7 @@ impl AtariVectorEnv {
     /// Queues one step for each env of the last batch: `action_indices[i]` (an index into
     /// [`action_set`](Self::action_set)) and `paddle_strengths[i]` go to the env in row `i` of that batch.
     pub fn send(&mut self, action_indices: &[i64], paddle_strengths: &[f32]) -> Result<()> {
+        self.pacing.caller_sent();
         self.check_steppable()?;
         if self.interrupted_batch {
             // The caller gave up waiting for it (Ctrl-C): it is received and dropped here.
@@ -244,8 +254,10 @@ impl AtariVectorEnv {
         let env_ids = self.last_env_ids.take().unwrap_or_default();
         // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
         // long, and starting it first keeps the other threads from idling at the end of the batch.
-        // Before them, envs whose reset is running ahead on a low-priority thread: the thread that
-        // takes such a job waits for that reset, leaving its core to it while the others step.
+        // Envs whose reset is still running ahead: at the lowest priority (`reset_ahead=True`) their
+        // jobs go first, so the thread that takes one waits for that reset, leaving its core to it while
+        // the others step; at normal priority (`"auto"`) they go last, so every thread steps the others
+        // first while the reset shares the cores, and only the last job waits for what is left of it.
         let mut resets = Vec::with_capacity(env_ids.len());
         let mut steps = Vec::with_capacity(env_ids.len());
         let mut running_ahead = Vec::new();
@@ -259,7 +271,11 @@ impl AtariVectorEnv {
                 Err(TryLockError::WouldBlock) => running_ahead.push(job),
             }
         }
-        self.enqueue(running_ahead.into_iter().chain(resets).chain(steps))
+        if self.config.reset_ahead == ResetAheadMode::Always {
+            self.enqueue(running_ahead.into_iter().chain(resets).chain(steps))
+        } else {
+            self.enqueue(resets.into_iter().chain(steps).chain(running_ahead))
+        }
     }
 
     fn check_steppable(&self) -> Result<()> {

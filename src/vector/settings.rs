@@ -5,7 +5,7 @@
 //! (`torchwm._core.ATARI_SETTINGS`).
 use std::ops::RangeInclusive;
 
-use super::config::{AutoresetMode, VectorConfig};
+use super::config::{AutoresetMode, ResetAheadMode, VectorConfig};
 use crate::atari::config::{IMAGE_SIDE, INT_MAX, NON_NEGATIVE, POSITIVE, PROBABILITY};
 use crate::atari::{AtariConfig, ObsFormat};
 use crate::error::{Error, Result};
@@ -47,6 +47,8 @@ pub enum Kind {
     },
     /// One of these names.
     Choice(&'static [&'static str]),
+    /// A bool, or the name "auto".
+    BoolOrAuto,
 }
 
 pub struct Setting {
@@ -82,6 +84,8 @@ impl Setting {
             (Kind::Float { min, max }, SettingValue::Float(v)) => (min..=max).contains(v),
             (Kind::Bool, SettingValue::Bool(_)) | (Kind::AutoresetMode, SettingValue::Mode(_)) => true,
             (Kind::Choice(names), SettingValue::Choice(name)) => names.contains(name),
+            (Kind::BoolOrAuto, SettingValue::Bool(_)) => true,
+            (Kind::BoolOrAuto, SettingValue::Choice(name)) => *name == AUTO,
             _ => false,
         };
         if ok {
@@ -119,6 +123,7 @@ impl std::fmt::Display for Kind {
             Kind::AutoresetMode => write!(f, "one of AutoresetMode.{{NEXT_STEP, SAME_STEP, DISABLED}}"),
             Kind::OptionalInt { min, max } => write!(f, "None or an integer in [{min}, {max}]"),
             Kind::Choice(names) => write!(f, "one of {names:?}"),
+            Kind::BoolOrAuto => write!(f, "a bool or {AUTO:?}"),
         }
     }
 }
@@ -421,14 +426,31 @@ pub static SETTINGS: &[Setting] = &[
         "Add info['ram'], uint8 (batch, 128): each env's RAM after its step or reset (ALE's getRAM()).",
         ram_in_info
     ),
-    // torchwm's own. Off by default: on 2 cores it measured 4-8% slower env-only (docs/performance.md).
-    bool_setting!(
-        "reset_ahead",
-        "Sync mode, next-step autoreset: reset the envs a batch ended on low-priority threads while the \
-              caller computes its policy, so the next batch waits less for them (results unchanged).",
-        reset_ahead
-    ),
+    // torchwm's own. "auto" by default: ahead only where it pays (docs/performance.md, "Resets run ahead").
+    Setting {
+        name: "reset_ahead",
+        aliases: &[],
+        kind: Kind::BoolOrAuto,
+        per_env: false,
+        doc: "Sync mode, next-step autoreset: reset the envs a batch ended while the caller computes its policy, so \
+              the next batch waits less for them (results unchanged). \"auto\": whenever the caller leaves a core \
+              idle between batches (a GPU or sleeping policy); True: always, on lowest-priority threads; False: never.",
+        get: |c| match c.reset_ahead {
+            ResetAheadMode::Auto => SettingValue::Choice(AUTO),
+            mode => SettingValue::Bool(mode == ResetAheadMode::Always),
+        },
+        set: |c, v| {
+            c.reset_ahead = match v {
+                SettingValue::Bool(true) => ResetAheadMode::Always,
+                SettingValue::Bool(false) => ResetAheadMode::Never,
+                _ => ResetAheadMode::Auto,
+            }
+        },
+    },
 ];
+
+/// The value of a [`Kind::BoolOrAuto`] keyword that leaves the choice to torchwm.
+pub const AUTO: &str = "auto";
 
 /// The setting spelled `name` (its name or an alias).
 pub fn find_setting(name: &str) -> Option<&'static Setting> {

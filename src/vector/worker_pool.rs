@@ -7,9 +7,10 @@
 //! order jobs start in, and whichever thread is free takes the next one, which balances a reset's
 //! stall as work stealing would.
 //!
-//! With `reset_ahead`, resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many
-//! threads at the lowest priority (nice 19), so that they take CPU the steps and the caller's own work
-//! (its policy) leave idle rather than compete with them.
+//! Resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many threads
+//! (`torchwm-reset-<i>`): at normal priority with `reset_ahead="auto"`, which runs them only while the
+//! caller leaves cores idle ([`super::reset_pacing`]); at the lowest priority (nice 19) with
+//! `reset_ahead=True`, so that they take only CPU the steps and the caller's own work leave idle.
 //!
 //! Rayon does not join its threads when a pool is dropped; the pools are built with a spawn handler
 //! that keeps their `JoinHandle`s, so `shut_down` returns only once every thread has ended.
@@ -20,7 +21,7 @@ use std::thread::JoinHandle;
 use rayon::{ThreadBuilder, ThreadPool, ThreadPoolBuilder};
 
 use super::action_queue::{Completion, WorkerChannels};
-use super::config::AutoresetMode;
+use super::config::{AutoresetMode, ResetAheadMode};
 use super::env_slot::{run_job, run_reset_ahead, SharedEnvs};
 use crate::ffi::lower_current_thread_priority;
 
@@ -60,22 +61,23 @@ pub(crate) struct WorkerPool {
 }
 
 impl WorkerPool {
-    /// Starts `num_threads` threads named `torchwm-atari-<i>`, and with `reset_ahead` as many low-priority
-    /// ones named `torchwm-reset-<i>`; with `affinity_offset`, thread `i` of each is pinned to core
-    /// `(offset + i) % cores`.
+    /// Starts `num_threads` threads named `torchwm-atari-<i>`, and with `reset_ahead` (`Auto` or
+    /// `Always`) as many named `torchwm-reset-<i>`, at the lowest priority for `Always`; with
+    /// `affinity_offset`, thread `i` of each is pinned to core `(offset + i) % cores`.
     pub fn start(
         envs: &SharedEnvs,
         channels: WorkerChannels,
         num_threads: usize,
         mode: AutoresetMode,
         affinity_offset: Option<usize>,
-        reset_ahead: bool,
+        reset_ahead: ResetAheadMode,
     ) -> std::io::Result<Self> {
         debug_assert!(num_threads > 0, "VectorConfig::effective_num_threads is at least 1");
         let mut threads = Vec::with_capacity(2 * num_threads);
         let pools = build_pool("torchwm-atari", num_threads, affinity_offset, false, &mut threads).and_then(|pool| {
-            let background = reset_ahead
-                .then(|| build_pool("torchwm-reset", num_threads, affinity_offset, true, &mut threads))
+            let low_priority = reset_ahead == ResetAheadMode::Always;
+            let background = (reset_ahead != ResetAheadMode::Never)
+                .then(|| build_pool("torchwm-reset", num_threads, affinity_offset, low_priority, &mut threads))
                 .transpose()?;
             Ok((pool, background))
         });
@@ -101,7 +103,7 @@ impl WorkerPool {
         }
     }
 
-    /// Has a low-priority thread reset `env_id` ahead of its next step (queued with `ResetAhead::queue`).
+    /// Has a reset thread reset `env_id` ahead of its next step (queued with `ResetAhead::queue`).
     pub fn reset_ahead(&self, env_id: usize) {
         let Some(background) = &self.background else { return };
         let runner = Arc::clone(&self.runner);

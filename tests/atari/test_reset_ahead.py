@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode
 from test_atari_vector_parity import _assert_same_step
 
 import torchwm
+from testing_support import torchwm_worker_threads
 
 NUM_ENVS = 3
 PAUSE_S = 0.05
@@ -48,10 +49,12 @@ def _reset_both(ours: Any, reference: Any, rng: np.random.Generator, kind: int) 
         np.testing.assert_array_equal(got[1][key], expected[1][key], err_msg=f"reset kind {kind} info[{key}]")
 
 
+@pytest.mark.parametrize("reset_ahead", [True, "auto"])
 @pytest.mark.parametrize(("game", "kwargs"), CASES, ids=[f"{g}-{i}" for i, (g, _) in enumerate(CASES)])
-def test_results_match_ale_py_with_resets_run_ahead(game: str, kwargs: dict[str, Any]) -> None:
+def test_results_match_ale_py_with_resets_run_ahead(game: str, kwargs: dict[str, Any], reset_ahead: object) -> None:
+    """``"auto"`` (the default) runs them ahead behind the pauses, which leave the cores idle."""
     reference = AlePyVectorEnv(game, NUM_ENVS, **kwargs)
-    ours = torchwm.AtariVectorEnv(game, NUM_ENVS, reset_ahead=True, **kwargs)
+    ours = torchwm.AtariVectorEnv(game, NUM_ENVS, reset_ahead=reset_ahead, **kwargs)
     rng = np.random.default_rng(3)
     ended = 0
     try:
@@ -108,3 +111,36 @@ def test_close_while_resets_run_ahead_joins_every_thread() -> None:
         env.step(np.zeros(4, dtype=np.int64))
         env.step(np.zeros(4, dtype=np.int64))
         env.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "reset_threads"),
+    [
+        ({}, True),
+        ({"reset_ahead": True}, True),
+        ({"reset_ahead": False}, False),
+        ({"batch_size": 2}, False),
+        ({"autoreset_mode": AutoresetMode.SAME_STEP}, False),
+    ],
+)
+def test_reset_threads_only_where_resets_can_run_ahead(kwargs: dict[str, Any], reset_threads: bool) -> None:
+    """Sync mode in next-step autoreset has reset threads unless ``reset_ahead=False``; async mode and the
+    other autoreset modes never run a reset ahead, and start none."""
+    env = torchwm.AtariVectorEnv("breakout", 4, num_threads=1, **kwargs)
+    try:
+        assert env._core.settings["reset_ahead"] == kwargs.get("reset_ahead", "auto")
+        env.reset(seed=0)
+        env.step(np.zeros(env.batch_size, dtype=np.int64))
+        # Pool threads name themselves when they first run: wait for them (up to 5 s on a busy machine).
+        for _ in range(100):
+            if any(name.startswith("torchwm-reset") for name in torchwm_worker_threads()) or not reset_threads:
+                break
+            time.sleep(0.05)
+        assert any(name.startswith("torchwm-reset") for name in torchwm_worker_threads()) == reset_threads
+    finally:
+        env.close()
+
+
+def test_reset_ahead_takes_a_bool_or_auto() -> None:
+    with pytest.raises(torchwm.InvalidArgumentError, match='reset_ahead must be a bool or "auto"'):
+        torchwm.AtariVectorEnv("breakout", 2, reset_ahead="sometimes")

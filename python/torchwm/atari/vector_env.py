@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 from ale_py.env import AtariEnv
@@ -77,7 +77,7 @@ class AtariSettings(TypedDict, total=False):
     difficulty: int | Sequence[int | None] | None
     ram_in_info: bool
     episode_statistics: bool
-    reset_ahead: bool
+    reset_ahead: bool | Literal["auto"]
 
 
 #: Seeds are a C ``int`` in ALE.

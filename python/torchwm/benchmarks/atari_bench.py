@@ -117,7 +117,9 @@ def _gymnasium(game: str, num_envs: int, vector: str, batch_size: int = 0) -> An
 
 BACKENDS: dict[str, Callable[..., Any]] = {
     "torchwm": _torchwm,
+    # torchwm's default is reset_ahead="auto"; these two pin it (always at nice 19, never).
     "torchwm_reset_ahead": functools.partial(_torchwm, reset_ahead=True),
+    "torchwm_no_reset_ahead": functools.partial(_torchwm, reset_ahead=False),
     "ale_py": _ale_py,
     "envpool": _envpool,
     "gym_sync": lambda game, n, batch_size=0: _gymnasium(game, n, "sync"),

@@ -128,6 +128,33 @@ def _median(results: list[StallResult]) -> dict[str, Any]:
     return row
 
 
+def stall_rows(
+    games: list[str],
+    num_envs: list[int],
+    backends: list[str],
+    policy: str,
+    policy_ms: float,
+    seconds: float,
+    rounds: int,
+) -> list[dict[str, Any]]:
+    """Every game x env count x mode (sync, and async with half batches) x backend, backends interleaved
+    round by round; one row of medians per point (what ``torchwm bench --stalls`` prints). Backends that
+    have no async mode (gymnasium's) are measured in sync mode only."""
+    rows = []
+    for game in games:
+        for n in num_envs:
+            for batch_size in (n, max(1, n // 2)):
+                runs: dict[str, list[StallResult]] = {}
+                for _ in range(rounds):
+                    for backend in backends:
+                        if batch_size != n and backend.startswith("gym_"):
+                            continue
+                        result = measure(game, n, batch_size, seconds, 0, backend, policy, policy_ms)
+                        runs.setdefault(backend, []).append(result)
+                rows += [_median(results) for results in runs.values()]
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", nargs="+", default=["breakout", "pong"])

@@ -119,6 +119,20 @@ def tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stalls(args: argparse.Namespace, backends: list[str]) -> list[dict[str, Any]]:
+    """``--stalls``: how much longer a batch that carries a reset takes, per backend, sync and async."""
+    from torchwm.benchmarks import atari_report
+    from torchwm.benchmarks.batch_stalls import stall_rows
+
+    rows = stall_rows(
+        args.game, args.num_envs, backends, args.policy, args.policy_ms, args.seconds, max(1, args.repeats)
+    )
+    print()
+    columns = ["game", "backend", "num_envs", "batch_size", "policy", "steps_per_s", "share_with_reset"]
+    print(atari_report.format_table(rows, [*columns, "ms_with_reset", "ms_without_reset", "stall_ratio"]))
+    return rows
+
+
 def bench(args: argparse.Namespace) -> int:
     """Atari (and process-vectorizer) throughput side by side; table, JSON and PNG plot."""
     if args.soak:
@@ -160,6 +174,8 @@ def bench(args: argparse.Namespace) -> int:
         backends = [b for b in args.backends or atari_bench.available_backends() if b in atari_bench.BACKENDS]
         with tqdm(desc="atari", unit="run") as progress:
             report["atari"] = atari_report.run(args, backends, progress, out_dir)
+        if args.stalls:
+            report["stalls"] = _stalls(args, backends)
     if args.suite in ("process", "all"):
         report["process"] = process_suite(args, out_dir, process_policy_ms)
     json_path = out_dir / "bench.json"
@@ -196,6 +212,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="sweep num_envs x sync/async (half batches) x policy (none, sleep, cpu) x backends, threads = cores;"
         " writes atari_scaling.png",
+    )
+    p.add_argument(
+        "--stalls",
+        action="store_true",
+        help="atari suite: also measure, per --game, --num-envs and backend, sync and async (half batches), with"
+        " --policy, how much longer a batch that carries a reset takes than one without (the reset stall)",
     )
     p.add_argument(
         "--backends",

@@ -94,25 +94,23 @@ impl AtariVectorEnv {
         Ok(batch)
     }
 
-    /// With `reset_ahead`, next-step mode, sync batches: has the low-priority threads reset the envs among `ran` whose
-    /// episode ended, while the caller works on the batch they are in (see `reset_ahead`). Called once
-    /// that batch is filled. Not in async mode: there a reset holds up no batch (the batch is whichever
-    /// envs finish first), and running it ahead gained nothing (docs/performance.md).
+    /// Has the reset threads reset the envs among `ran` whose episode ended, while the caller works on
+    /// the batch they are in (see `reset_ahead`), when the pacing says it pays (never outside next-step
+    /// autoreset and sync mode). Called once that batch is filled.
     fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
-        if !self.config.reset_ahead
-            || self.config.autoreset_mode != AutoresetMode::NextStep
-            || self.batch_size != self.config.num_envs
-        {
-            return Ok(());
-        }
-        for &env_id in ran {
-            let mut slot = self.lock_env(env_id)?;
-            if slot.env.is_episode_over() {
-                slot.ahead.queue();
-                drop(slot);
-                self.workers.reset_ahead(env_id);
+        let mut queued = false;
+        if self.pacing.run_ahead() {
+            for &env_id in ran {
+                let mut slot = self.lock_env(env_id)?;
+                if slot.env.is_episode_over() {
+                    slot.ahead.queue();
+                    drop(slot);
+                    self.workers.reset_ahead(env_id);
+                    queued = true;
+                }
             }
         }
+        self.pacing.batch_returned(queued);
         Ok(())
     }
 
