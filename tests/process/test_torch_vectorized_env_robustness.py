@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import torchwm
-import torchwm.vector
+import torchwm.process
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
 
@@ -270,8 +270,8 @@ def test_workers_exit_when_the_parent_is_killed(context: str) -> None:
 
 def test_error_classes_are_exported() -> None:
     for name in ("SubEnvError", "WorkerCrashedError", "TorchVectorizedEnv"):
-        assert getattr(torchwm, name) is getattr(torchwm.vector, name)
-        assert name in torchwm.__all__ and name in torchwm.vector.__all__
+        assert getattr(torchwm, name) is getattr(torchwm.process, name)
+        assert name in torchwm.__all__ and name in torchwm.process.__all__
 
 
 def test_copy_false_returns_the_shared_buffer() -> None:
