@@ -433,7 +433,8 @@ class TwinPlay:
         self.env, self.twin = env, twin
         self.findings: list[str] = []
         self.has_reset = self.seeded = self.closed = False
-        self.pending: bool | None = False  # None: unknown (a reset was accepted while a batch was pending)
+        # None: unknown (a reset was accepted while a batch was pending, or one was sent before any reset)
+        self.pending: bool | None = False
         self.rng = np.random.default_rng(seed)
         self.seed = seed
 
@@ -479,7 +480,9 @@ class TwinPlay:
         elif op[0] == "close":
             self.closed = True
         elif op[0] in self.async_names:
-            self.pending = True
+            # Before the first reset the sub-envs receive the step and may refuse it (gym.make's envs
+            # raise ResetNeeded, as in gymnasium's AsyncVectorEnv): its wait may then raise.
+            self.pending = True if self.has_reset else None
         elif op[0] in ("step", self.wait_name):
             self.pending = False
 

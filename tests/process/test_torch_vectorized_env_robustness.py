@@ -297,6 +297,7 @@ class SlowStep(gym.Env):
     def reset(self, *, seed=None, options=None):
         return np.zeros(1, np.float32), {}
     def step(self, action):
+        print("in step", flush=True)  # the worker shares the script's stdout: the test waits for this
         time.sleep(2)
         return np.ones(1, np.float32), 1.0, False, False, {}
 
@@ -325,7 +326,9 @@ def test_ctrl_c_during_step_leaves_no_worker_behind(whole_group: bool) -> None:
     try:
         pids = [int(pid) for pid in child.stdout.readline().split()]
         assert len(pids) == 2, "the env did not start"
-        time.sleep(0.5)  # inside step()
+        # Both workers inside step(): the parent has sent the step to both and waits for it (a fixed
+        # pause could end, on a busy machine, before the step was even sent).
+        assert [child.stdout.readline() for _ in pids] == ["in step\n"] * len(pids)
         if whole_group:
             os.killpg(child.pid, signal.SIGINT)
         else:
