@@ -4,7 +4,9 @@ tests sweep, and the live torchwm worker threads."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import statistics
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -43,3 +45,19 @@ def logs_sub_env_errors() -> Iterator[list]:
     with pytest.warns(UserWarning, match="ERROR: ") as logged:
         yield logged
     assert "Raising the last exception back to the main process." in str(logged[-1].message)
+
+
+def measured_s(call: Callable[[], object], repeats: int = 3) -> float:
+    """The median time ``call()`` takes, measured now: a baseline under whatever load this run has."""
+    times = []
+    for _ in range(repeats):
+        start = time.monotonic()
+        call()
+        times.append(time.monotonic() - start)
+    return statistics.median(times)
+
+
+def prompt_within_s(baseline_s: float) -> float:
+    """How long "at once" may take, given ``baseline_s`` (a round trip through the same env, measured in
+    the same test): a few seconds on a quiet machine, more when a busy one slows the baseline too."""
+    return 3.0 + 50 * baseline_s

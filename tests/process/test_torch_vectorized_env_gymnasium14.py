@@ -247,20 +247,27 @@ def test_a_bare_env_steps_before_reset_as_in_gymnasium(mode: str) -> None:
 
 # ---------------------------------------------------------------------------------- max_concurrency
 
-_running: Any = None  # (now running, most at once), shared with the workers (fork)
+_running: Any = None  # (now running, most at once, how many may run at once), shared with the workers (fork)
+# Only a vector env that never lets the expected number of envs in at once waits this long.
+MEET_TIMEOUT_S = 60.0
 
 
 class Counting(gym.Wrapper):
-    """CartPole whose ``step`` takes 50 ms and counts how many envs are inside ``step`` at once."""
+    """CartPole whose ``step`` counts how many envs are inside ``step`` at once. Each waits there until as
+    many as may run at once are inside (an event, not a pause: on a busy machine the others may start
+    late), then stays 50 ms more, so that an env let in beyond the limit would be counted too."""
 
     def __init__(self) -> None:
         super().__init__(gym.make("CartPole-v1"))
 
     def step(self, action: Any) -> Any:
-        now, most = _running
+        now, most, allowed = _running
         with now.get_lock():
             now.value += 1
             most.value = max(most.value, now.value)
+        deadline = time.monotonic() + MEET_TIMEOUT_S
+        while most.value < allowed and time.monotonic() < deadline:
+            time.sleep(0.001)
         time.sleep(0.05)
         with now.get_lock():
             now.value -= 1
@@ -276,7 +283,7 @@ def test_max_concurrency_limits_how_many_envs_step_at_once_as_gymnasium(limit: i
         lambda: TorchVectorizedEnv(Counting, 4, 1, max_concurrency=limit, context="fork"),
         lambda: AsyncVectorEnv([Counting] * 4, max_concurrency=limit, context="fork"),
     ):
-        _running = (ctx.Value("i", 0), ctx.Value("i", 0))
+        _running = (ctx.Value("i", 0), ctx.Value("i", 0), limit or 4)
         env = make()
         try:
             assert env.max_concurrency == limit
