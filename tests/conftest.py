@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
+
+# Before torch is imported anywhere in this process: one OpenMP thread (what scripts/test.sh sets too).
+# torch's OpenMP pool would otherwise be threads of its own in a process that forks for later tests,
+# and idle, they spin on cores the envs need.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest
 from ale_py import ALEInterface, LoggerMode
