@@ -421,6 +421,14 @@ def test_to_sb3_and_torch_batches_on_ray(cluster):
             vec.reset()
             vec.set_attr("marker", 7, indices=[1, 4])
         assert ours.get_attr("marker", indices=[1, 4]) == theirs.get_attr("marker", indices=[1, 4])
+        # Negative indices count from the end, as in SubprocVecEnv's tuple of pipes (-5 is 1, -2 is 4).
+        assert ours.get_attr("marker", indices=[-5, -2]) == theirs.get_attr("marker", indices=[-5, -2])
+        for bad in (NUM_ENVS, [0, -NUM_ENVS - 1]):
+            with pytest.raises(IndexError) as our_error:
+                ours.get_attr("marker", indices=bad)
+            with pytest.raises(IndexError) as their_error:
+                theirs.get_attr("marker", indices=bad)
+            assert str(our_error.value) == str(their_error.value)
         assert ours.env_method("get_wrapper_attr", "spec", indices=[0])[0].id == "CartPole-v1"
         assert ours.env_is_wrapped(gym.wrappers.TimeLimit) == theirs.env_is_wrapped(gym.wrappers.TimeLimit)
         batch = envs.reset_batch(seed=0)
