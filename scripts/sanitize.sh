@@ -3,7 +3,8 @@
 # tests under them; with --python, also a short Python rollout of AtariVectorEnv and the raw emulator.
 #
 #   scripts/sanitize.sh            # Rust tests (cargo test --release)
-#   scripts/sanitize.sh --python   # and a Python rollout (needs maturin and ale-py in PYTHON's env)
+#   scripts/sanitize.sh --python   # and a Python rollout (needs maturin and ale-py in PYTHON's env,
+#                                  # and pip there or uv on the PATH / in .venv-tools)
 #
 # build.rs reads TORCHWM_SANITIZE (default here: address,undefined), adds -fsanitize to both C++
 # builds and links the sanitizer runtimes into every binary. The build goes to target/sanitize so it
@@ -37,7 +38,16 @@ if [ "${1:-}" = "--python" ]; then
     # The sanitizer runtimes are the system's, preloaded below: not copied into the wheel.
     "$python" -m maturin build --release --quiet --auditwheel skip --out "$wheel_dir"
     site="$wheel_dir/site"
-    "$python" -m pip install --quiet --no-deps --target "$site" "$wheel_dir"/torchwm-*.whl
+    # A virtualenv made by uv (scripts/test.sh's) has no pip: uv installs into it then.
+    if "$python" -m pip --version >/dev/null 2>&1; then
+        installer=("$python" -m pip install)
+    elif uv="$(command -v uv || ls "$root/.venv-tools/bin/uv" 2>/dev/null)"; then
+        installer=("$uv" pip install --python "$python")
+    else
+        echo "sanitize.sh: $python has no pip and no uv was found (PATH, .venv-tools/bin): install either" >&2
+        exit 1
+    fi
+    "${installer[@]}" --quiet --no-deps --target "$site" "$wheel_dir"/torchwm-*.whl
     # The Python interpreter is not built with ASan: its runtime must be loaded first, and CPython's
     # own allocations at exit are not ours to report.
     runtimes="$(${CXX:-c++} -print-file-name=libasan.so)"

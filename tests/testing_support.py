@@ -3,9 +3,14 @@ tests sweep, and the live torchwm worker threads."""
 
 from __future__ import annotations
 
+import contextlib
+import statistics
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 PARITY_GAMES = ["breakout", "pong", "space_invaders", "ms_pacman", "seaquest"]
 
@@ -29,3 +34,30 @@ def ale_py_reset_seeds(count: int) -> tuple[list[int], np.ndarray]:
     derived = {s: int(np.random.SeedSequence(s).generate_state(n_words=2)[1]) for s in range(100)}
     seeds = [s for s, ale_seed in derived.items() if ale_seed < 2**31][:count]
     return seeds, np.array([derived[s] for s in seeds])
+
+
+@contextlib.contextmanager
+def logs_sub_env_errors() -> Iterator[list]:
+    """Expects what gymnasium's ``AsyncVectorEnv`` (and torchwm's vector env, which does the same) logs
+    before it raises a sub-env's error in reset/step/call: gymnasium's logger errors, which are
+    ``UserWarning``s ("Received the following error from Worker-i", its traceback, and last "Raising the
+    last exception back to the main process."). Deliberate warnings: the test that causes them says so here."""
+    with pytest.warns(UserWarning, match="ERROR: ") as logged:
+        yield logged
+    assert "Raising the last exception back to the main process." in str(logged[-1].message)
+
+
+def measured_s(call: Callable[[], object], repeats: int = 3) -> float:
+    """The median time ``call()`` takes, measured now: a baseline under whatever load this run has."""
+    times = []
+    for _ in range(repeats):
+        start = time.monotonic()
+        call()
+        times.append(time.monotonic() - start)
+    return statistics.median(times)
+
+
+def prompt_within_s(baseline_s: float) -> float:
+    """How long "at once" may take, given ``baseline_s`` (a round trip through the same env, measured in
+    the same test): a few seconds on a quiet machine, more when a busy one slows the baseline too."""
+    return 3.0 + 50 * baseline_s

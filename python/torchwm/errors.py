@@ -51,7 +51,8 @@ class ClosedEnvironmentError(EnvStateError, gym_error.ClosedEnvironmentError):
 
 
 class ResetNeeded(EnvStateError, gym_error.ResetNeeded):
-    """A step before the first reset (gymnasium's ``ResetNeeded``, what a single env raises); the env stays usable."""
+    """A step that needs a reset first (gymnasium's ``ResetNeeded``, what a single env raises): after a
+    sub-env refused an action outside its action space; the env stays usable."""
 
 
 class _NamedCallError(EnvStateError):

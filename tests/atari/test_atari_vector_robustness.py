@@ -130,13 +130,27 @@ def test_close_from_another_thread_ends_a_waiting_step() -> None:
         env.reset()
 
 
+def _wait_until_another_thread_holds(env: torchwm.AtariVectorEnv) -> None:
+    """Waits (on the event, not for a fixed time: a busy machine may start the thread late) until another
+    thread's call holds ``env``: ``recv()`` with nothing sent is refused, by name once that call runs."""
+    deadline = time.monotonic() + 120  # only a thread that never starts its call gets here
+    while True:
+        try:
+            env.recv()
+        except torchwm.EnvStateError as error:
+            if "another thread" in str(error):
+                return
+        assert time.monotonic() < deadline, "the other thread never started its call"
+        time.sleep(0.001)
+
+
 def test_concurrent_steps_from_two_threads_are_refused_by_name() -> None:
     env = _long_step_env()
     try:
         env.reset(seed=0)
         stepper = threading.Thread(target=env.step, args=(np.zeros(8, dtype=np.int64),))
         stepper.start()
-        time.sleep(0.3)
+        _wait_until_another_thread_holds(env)
         with pytest.raises(torchwm.EnvStateError, match="another thread"):
             env.step(np.zeros(8, dtype=np.int64))
         stepper.join()
@@ -153,8 +167,8 @@ def test_ctrl_c_interrupts_a_step_and_leaves_the_env_steppable() -> None:
         env = torchwm.AtariVectorEnv("pong", 8, frameskip=4000, max_num_frames_per_episode=4000,
                                      num_threads=1, noop_max=0)
         env.reset(seed=0)
-        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
-        try:
+        try:  # the timer inside: on a busy machine its Ctrl-C may come before the step has begun
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
             env.step(np.zeros(8, dtype=np.int64))
         except KeyboardInterrupt:
             print("interrupted")

@@ -4,7 +4,9 @@ reset/step."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -14,13 +16,27 @@ from gymnasium.vector import AutoresetMode
 
 import torchwm
 
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
+
+# JAX starts threads of its own: its tests run in their own interpreter (tests/own_interpreter.py),
+# and JAX is imported there only, never in the pytest process, which forks for other tests.
+def uses_jax(test: Any) -> Any:
+    test = pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs jax (torchwm[xla])")(test)
+    return pytest.mark.own_interpreter(test)
+
 
 NUM_ENVS = 3
 
 
+def _jax() -> tuple[Any, Any]:
+    import jax
+    import jax.numpy as jnp
+
+    return jax, jnp
+
+
 def _rollout(step, handle, actions):
+    jax, _ = _jax()
+
     @jax.jit
     def run(handle, actions):
         def body(handle, action):
@@ -33,6 +49,7 @@ def _rollout(step, handle, actions):
 
 
 def _assert_same(got, expected) -> None:
+    jax, _ = _jax()
     for g, e in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(expected)):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
 
@@ -42,7 +59,9 @@ def _assert_same(got, expected) -> None:
     [{}, {"repeat_action_probability": 0.25, "max_num_frames_per_episode": 300}, {"continuous": True}],
     ids=["default", "sticky-short-episodes", "continuous"],
 )
+@uses_jax
 def test_jit_scan_matches_ale_py_xla(kwargs) -> None:
+    jax, jnp = _jax()
     ours = torchwm.AtariVectorEnv("breakout", NUM_ENVS, **kwargs)
     reference = AlePyVectorEnv("breakout", NUM_ENVS, **kwargs)
     try:
@@ -66,6 +85,7 @@ def test_jit_scan_matches_ale_py_xla(kwargs) -> None:
         reference.close()
 
 
+@uses_jax
 def test_seeds_and_reset_masks_match_ale_py_and_own_reset() -> None:
     ours = torchwm.AtariVectorEnv("pong", NUM_ENVS)
     plain = torchwm.AtariVectorEnv("pong", NUM_ENVS)
@@ -94,7 +114,9 @@ def test_seeds_and_reset_masks_match_ale_py_and_own_reset() -> None:
             env.close()
 
 
+@uses_jax
 def test_bad_input_raises_the_env_errors_and_keeps_it_usable() -> None:
+    jax, jnp = _jax()
     env = torchwm.AtariVectorEnv("pong", NUM_ENVS)
     try:
         handle, reset, step = env.xla()
@@ -107,6 +129,7 @@ def test_bad_input_raises_the_env_errors_and_keeps_it_usable() -> None:
         env.close()
 
 
+@uses_jax  # xla() imports JAX before it checks the mode
 def test_needs_next_step_autoreset() -> None:
     env = torchwm.AtariVectorEnv("pong", 2, autoreset_mode=AutoresetMode.SAME_STEP)
     try:

@@ -14,6 +14,7 @@ import os
 import pickle
 import resource
 import signal
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -295,11 +296,16 @@ def _serve(conn: Any) -> None:
     os.setsid()  # its own process group: a hang is killed with every process the case started
     faulthandler.enable()  # a crash prints the stack to stderr
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
+    conn.send(("ready", None))
     while True:
         try:
-            fn, args = conn.recv()
+            fn, args = conn.recv()  # unpickling imports the case's module: start-up, not the case's time
         except EOFError:
             return
+        except Exception as exc:
+            conn.send(("harness", f"the case could not be received: {describe(exc)}"))
+            continue
+        conn.send(("started", None))
         try:
             reply: Any = ("ok", fn(*args))
         except BaseException as exc:
@@ -310,38 +316,77 @@ def _serve(conn: Any) -> None:
             conn.send(("harness", f"unpicklable reply: {exc}"))
 
 
+# How many times its own measured start-up the runner process may take to receive a case (unpickling
+# it imports the case's module, torchwm and gymnasium: start-up work that a loaded machine slows alike).
+STARTUP_ALLOWANCE = 20
+
+
 class CaseRunner:
     """Runs ``fn(*args)`` (module-level, picklable) in a long-lived spawned process and returns its list
-    of findings; a crash or a case past the timeout becomes a finding and the process is replaced."""
+    of findings; a crash or a case past the timeout becomes a finding and the process is replaced.
+
+    ``timeout_s`` counts from the moment the process has the case in hand: its start-up (an interpreter
+    that imports numpy, which a busy machine can slow past any small constant) is never a case's time.
+    The start-up itself is measured, and receiving a case may take :data:`STARTUP_ALLOWANCE` times it.
+    """
 
     def __init__(self, timeout_s: float = CASE_TIMEOUT_S) -> None:
         self.timeout_s = timeout_s
         self._ctx = mp.get_context("spawn")
         self._process: Any = None
         self._conn: Any = None
+        self.startup_s = 0.0  # the last start-up's measured length
 
     def _start(self) -> None:
         self._conn, child = self._ctx.Pipe()
         # Not daemonic: the cases start worker processes. It ends when this side's pipe closes.
         self._process = self._ctx.Process(target=_serve, args=(child,), daemon=False)
+        started = time.monotonic()
         self._process.start()
         child.close()
+        ready = self._receive()  # no limit but the test's: the start-up is what is being measured
+        if ready is None or ready[0] != "ready":
+            raise AssertionError(f"the fuzz runner process did not start: {self._died()}")
+        self.startup_s = time.monotonic() - started
+
+    def _receive(self, limit_s: float | None = None) -> tuple[str, Any] | None:
+        """The process's next message; None once it died; ``TimeoutError`` after ``limit_s``."""
+        deadline = None if limit_s is None else time.monotonic() + limit_s
+        while not self._conn.poll(1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))):
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError
+            if not self._process.is_alive() and not self._conn.poll(0):
+                return None
+        try:
+            return self._conn.recv()
+        except (EOFError, ConnectionResetError):
+            return None
+
+    def _died(self) -> str:
+        self._process.join(5)
+        code = self._process.exitcode
+        self.stop()
+        return f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
 
     def run(self, fn: Callable[..., list[str]], *args: Any) -> list[str]:
         if self._process is None or not self._process.is_alive():
             self._start()
         self._conn.send((fn, args))
-        if not self._conn.poll(self.timeout_s):
-            self.stop()
-            return [f"hang: no answer within {self.timeout_s:.0f} s"]
+        receive_limit = max(self.timeout_s, STARTUP_ALLOWANCE * self.startup_s)
         try:
-            status, payload = self._conn.recv()
-        except (EOFError, ConnectionResetError):
-            self._process.join(5)
-            code = self._process.exitcode
+            message = self._receive(receive_limit)
+        except TimeoutError:
             self.stop()
-            reason = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
-            return [f"crash: the process died ({reason})"]
+            return [f"hang: the case was not received within {receive_limit:.0f} s (start-up: {self.startup_s:.1f} s)"]
+        if message is not None and message[0] == "started":
+            try:
+                message = self._receive(self.timeout_s)
+            except TimeoutError:
+                self.stop()
+                return [f"hang: no answer within {self.timeout_s:.0f} s"]
+        if message is None:
+            return [f"crash: the process died ({self._died()})"]
+        status, payload = message
         if status == "harness":
             raise AssertionError(f"the fuzz harness itself failed:\n{payload}")
         return list(payload)
@@ -388,7 +433,8 @@ class TwinPlay:
         self.env, self.twin = env, twin
         self.findings: list[str] = []
         self.has_reset = self.seeded = self.closed = False
-        self.pending: bool | None = False  # None: unknown (a reset was accepted while a batch was pending)
+        # None: unknown (a reset was accepted while a batch was pending, or one was sent before any reset)
+        self.pending: bool | None = False
         self.rng = np.random.default_rng(seed)
         self.seed = seed
 
@@ -434,7 +480,9 @@ class TwinPlay:
         elif op[0] == "close":
             self.closed = True
         elif op[0] in self.async_names:
-            self.pending = True
+            # Before the first reset the sub-envs receive the step and may refuse it (gym.make's envs
+            # raise ResetNeeded, as in gymnasium's AsyncVectorEnv): its wait may then raise.
+            self.pending = True if self.has_reset else None
         elif op[0] in ("step", self.wait_name):
             self.pending = False
 

@@ -14,9 +14,10 @@ from gymnasium import spaces
 pytest.importorskip("stable_baselines3")
 from sb3_envs import NUM_ENVS, StepInfo, make_cartpole
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import SubprocVecEnv, VecFrameStack, VecMonitor, VecNormalize
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecFrameStack, VecMonitor, VecNormalize
 
 import torchwm
+from torchwm.integrations.sb3 import SB3VecEnv
 
 
 def pair(make: Any = make_cartpole) -> tuple[Any, Any]:
@@ -98,6 +99,68 @@ def test_a_missing_attribute_raises_and_torchwm_stays_usable() -> None:
     finally:
         ours.close()
         theirs.close(terminate=True) if hasattr(theirs, "terminate") else None
+
+
+# Every form SB3's ``VecEnvIndices`` takes (None, an int, an iterable of ints), negative ones included,
+# and the bad ones: SubprocVecEnv indexes its list of pipes with them, so Python's list rules apply.
+INDICES = [
+    None,
+    2,
+    -1,
+    [0, -1],
+    [-4, 3, -2],
+    (1, 1),
+    range(1, 3),
+    range(-3, 0),
+    np.array([0, -1]),
+    [np.int64(1), np.int32(-2)],
+    [],
+    True,
+    NUM_ENVS,
+    -NUM_ENVS - 1,
+    [0, NUM_ENVS],
+    np.int64(1),
+    1.0,
+    [1.5],
+    "01",
+]
+
+
+def dummy_pair() -> tuple[Any, Any]:
+    """SB3VecEnv over gymnasium's SyncVectorEnv, beside SB3's DummyVecEnv (both hold the env objects)."""
+    ours = SB3VecEnv(gym.vector.SyncVectorEnv([make_cartpole] * NUM_ENVS))
+    theirs = DummyVecEnv([make_cartpole] * NUM_ENVS)
+    for vec in (ours, theirs):
+        vec.seed(3)
+        vec.reset()
+    return ours, theirs
+
+
+@pytest.mark.parametrize("make_pair", [pair, dummy_pair], ids=["SubprocVecEnv", "DummyVecEnv"])
+@pytest.mark.parametrize("indices", INDICES, ids=repr)
+def test_indices_read_as_sb3_reads_them(indices: Any, make_pair: Any) -> None:
+    """The same ``indices`` through get_attr, set_attr, env_method and env_is_wrapped on both: the same
+    results, or the same exception class and message; after a refused one both still answer."""
+    ours, theirs = make_pair()
+    try:
+        for vec in (ours, theirs):
+            vec.env_method("step", 1, indices=[1, 2, 2])  # distinct ``t`` per env: results name the envs
+        calls = [
+            lambda v: v.get_attr("t", indices=indices),
+            lambda v: v.set_attr("marker", 9, indices=indices),
+            lambda v: v.get_attr("marker", indices=indices),
+            lambda v: v.env_method("has_wrapper_attr", "marker"),  # which envs were set
+            lambda v: v.env_method("scaled", 2, indices=indices),
+            lambda v: v.env_is_wrapped(StepInfo, indices=indices),
+        ]
+        for call in calls:
+            got, expected = outcome(partial(call, ours)), outcome(partial(call, theirs))
+            assert got[0] == expected[0], (indices, got, expected)
+            assert_same(got[1], expected[1])
+        assert ours.get_attr("t") == theirs.get_attr("t")  # both still usable
+    finally:
+        ours.close()
+        theirs.close()
 
 
 class SpaceActions(gym.Env):

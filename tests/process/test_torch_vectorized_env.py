@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+from testing_support import logs_sub_env_errors, measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
 
@@ -217,7 +218,7 @@ def test_step_async_and_step_wait_timeout() -> None:
 def test_exception_in_sub_env_is_reraised_as_its_class_with_remote_traceback() -> None:
     env = TorchVectorizedEnv(FailingEnv, num_workers=2, envs_per_worker=2)
     env.reset()
-    with pytest.raises(ArithmeticError, match="refuses action 1") as caught:
+    with logs_sub_env_errors(), pytest.raises(ArithmeticError, match="refuses action 1") as caught:
         env.step(np.array([0, 0, 1, 0]))
     assert type(caught.value) is ArithmeticError
     assert "refuses action 1" in caught.value.remote_traceback and caught.value.env_index == 2
@@ -232,11 +233,12 @@ def test_exception_in_sub_env_is_reraised_as_its_class_with_remote_traceback() -
 def test_killed_worker_is_detected_quickly_and_nothing_is_left() -> None:
     env = TorchVectorizedEnv(cartpole, 2, 2)
     env.reset()
+    step_s = measured_s(lambda: env.step(np.zeros(4, dtype=np.int64)))
     os.kill(env._pool.processes[1].pid, signal.SIGKILL)
     start = time.monotonic()
     with pytest.raises(WorkerCrashedError, match="worker 1"):
         env.step(np.zeros(4, dtype=np.int64))
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < prompt_within_s(step_s)
     assert all(not p.is_alive() for p in env._pool.processes)
 
 

@@ -19,8 +19,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
+from gymnasium.envs.classic_control import CartPoleEnv
 from gymnasium.vector import AsyncVectorEnv
 
+from testing_support import logs_sub_env_errors
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 from torchwm.errors import InvalidArgumentError
 
@@ -32,13 +34,15 @@ def cartpole() -> gym.Env:
 
 
 @contextmanager
-def both(factory: Callable[[], gym.Env] = cartpole, **kwargs: Any) -> Iterator[tuple[Any, Any]]:
-    """torchwm's env (3 workers of 1 env, as AsyncVectorEnv's 3 processes) and gymnasium's, reset."""
+def both(factory: Callable[[], gym.Env] = cartpole, reset: bool = True, **kwargs: Any) -> Iterator[tuple[Any, Any]]:
+    """torchwm's env (3 workers of 1 env, as AsyncVectorEnv's 3 processes) and gymnasium's, reset
+    (unless ``reset=False``)."""
     ours = TorchVectorizedEnv(factory, NUM_ENVS, 1, **kwargs)
     theirs = AsyncVectorEnv([factory] * NUM_ENVS, **kwargs)
     try:
-        ours.reset(seed=0)
-        theirs.reset(seed=0)
+        if reset:
+            ours.reset(seed=0)
+            theirs.reset(seed=0)
         yield ours, theirs
     finally:
         for env in (ours, theirs):
@@ -168,22 +172,102 @@ def test_a_sub_env_error_is_logged_through_gymnasiums_logger_before_it_is_raised
         assert "Traceback (most recent call last)" in our_log[1][1]
 
 
+# ---------------------------------------------------------------------------------- step before reset
+
+
+def cartpole_unwrapped() -> gym.Env:
+    """CartPole without gym.make's wrappers: its own ``step`` fails before a reset (an AssertionError)."""
+    return CartPoleEnv()
+
+
+class Bare(gym.Env):
+    """Not made by gym.make (no OrderEnforcing), and able to step before any reset: its counter is the
+    observation, the reward and the info; an episode ends once it reaches 4."""
+
+    observation_space = spaces.Box(0, 100, (1,), np.float32)
+    action_space = spaces.Discrete(2)
+    t = 0  # a class attribute: the state a step before any reset reads
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {"t": self.t}
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self.t += 1 + int(action)
+        return np.full(1, self.t, np.float32), float(self.t), self.t >= 4, False, {"t": self.t}
+
+
+@pytest.mark.parametrize("factory", [cartpole, cartpole_unwrapped], ids=["gym.make", "unwrapped"])
+def test_a_step_before_reset_goes_to_the_sub_envs_and_their_error_comes_back_as_gymnasiums(
+    factory: Callable[[], gym.Env],
+) -> None:
+    """gym.make's env refuses it (``ResetNeeded``), CartPole's own step fails (``AssertionError``): the
+    same exception, message and logged warnings from both. Deliberately safer: torchwm's env is then
+    usable once reset (gymnasium's workers are shut down)."""
+    actions = np.zeros(NUM_ENVS, np.int64)
+    with both(factory, reset=False) as (ours, theirs):
+        (our_log, our_error), (their_log, their_error) = (
+            recorded_warnings(lambda: ours.step(actions)),
+            recorded_warnings(lambda: theirs.step(actions)),
+        )
+        assert our_error is their_error and their_error is not None
+        assert sorted(comparable(our_log), key=str) == sorted(comparable(their_log), key=str)
+        assert our_log[-1] == their_log[-1] and len(our_log) == 2 * NUM_ENVS + 1
+        again_log, again_error = recorded_warnings(lambda: ours.step(actions))  # still there: refused again
+        assert again_error is their_error and comparable(again_log) == comparable(our_log)
+        reference = gym.vector.SyncVectorEnv([factory] * NUM_ENVS)
+        for env in (ours, reference):
+            env.reset(seed=5)
+        np.testing.assert_array_equal(ours.step(actions)[0], reference.step(actions)[0])
+        reference.close()
+
+
+@pytest.mark.parametrize("mode", ["NextStep", "SameStep", "Disabled"])
+def test_a_bare_env_steps_before_reset_as_in_gymnasium(mode: str) -> None:
+    """An env without OrderEnforcing steps before any reset: the same batches from both, episode ends
+    and autoreset included, until the first reset; then the same again."""
+    rng = np.random.default_rng(0)
+    with both(Bare, reset=False, autoreset_mode=gym.vector.AutoresetMode(mode)) as (ours, theirs):
+        for step in range(4):
+            actions = rng.integers(0, 2, NUM_ENVS)
+            if mode == "Disabled" and step > 0:  # an ended episode must be reset first (both refuse a step)
+                for env in (ours, theirs):
+                    env.reset(options={"reset_mask": np.ones(NUM_ENVS, bool)})
+            got, expected = ours.step(actions), theirs.step(actions)
+            for a, b in zip(got[:4], expected[:4]):
+                assert a.dtype == b.dtype
+                np.testing.assert_array_equal(a, b)
+            assert got[4].keys() == expected[4].keys()
+            for key in expected[4]:
+                if not isinstance(expected[4][key], dict):
+                    np.testing.assert_array_equal(got[4][key], expected[4][key])
+        np.testing.assert_array_equal(ours.reset(seed=1)[0], theirs.reset(seed=1)[0])
+
+
 # ---------------------------------------------------------------------------------- max_concurrency
 
-_running: Any = None  # (now running, most at once), shared with the workers (fork)
+_running: Any = None  # (now running, most at once, how many may run at once), shared with the workers (fork)
+# Only a vector env that never lets the expected number of envs in at once waits this long.
+MEET_TIMEOUT_S = 60.0
 
 
 class Counting(gym.Wrapper):
-    """CartPole whose ``step`` takes 50 ms and counts how many envs are inside ``step`` at once."""
+    """CartPole whose ``step`` counts how many envs are inside ``step`` at once. Each waits there until as
+    many as may run at once are inside (an event, not a pause: on a busy machine the others may start
+    late), then stays 50 ms more, so that an env let in beyond the limit would be counted too."""
 
     def __init__(self) -> None:
         super().__init__(gym.make("CartPole-v1"))
 
     def step(self, action: Any) -> Any:
-        now, most = _running
+        now, most, allowed = _running
         with now.get_lock():
             now.value += 1
             most.value = max(most.value, now.value)
+        deadline = time.monotonic() + MEET_TIMEOUT_S
+        while most.value < allowed and time.monotonic() < deadline:
+            time.sleep(0.001)
         time.sleep(0.05)
         with now.get_lock():
             now.value -= 1
@@ -199,7 +283,7 @@ def test_max_concurrency_limits_how_many_envs_step_at_once_as_gymnasium(limit: i
         lambda: TorchVectorizedEnv(Counting, 4, 1, max_concurrency=limit, context="fork"),
         lambda: AsyncVectorEnv([Counting] * 4, max_concurrency=limit, context="fork"),
     ):
-        _running = (ctx.Value("i", 0), ctx.Value("i", 0))
+        _running = (ctx.Value("i", 0), ctx.Value("i", 0), limit or 4)
         env = make()
         try:
             assert env.max_concurrency == limit
@@ -287,7 +371,8 @@ def test_uint64_actions_follow_gymnasiums_contains(space: spaces.Space, dtype: A
     inside = space.contains(actions[0])
     strict = partial(StrictEnv, space)
     with both(strict) as (ours, theirs):
-        assert_same_outcome(lambda: ours.step(actions), lambda: theirs.step(actions))
+        with contextlib.nullcontext() if inside else logs_sub_env_errors():  # both log the envs' errors
+            assert_same_outcome(lambda: ours.step(actions), lambda: theirs.step(actions))
         if not inside:
             ours.reset(seed=0)
         ours.step(np.zeros((NUM_ENVS, *space.shape), np.int64))

@@ -21,6 +21,7 @@ ray = pytest.importorskip("ray")
 
 from ray_cluster import local_cluster
 
+from testing_support import logs_sub_env_errors
 from torchwm.errors import WorkerCrashedError
 from torchwm.ray import RayVectorEnv
 
@@ -166,6 +167,47 @@ def test_protocol_errors_are_gymnasiums_classes(cluster):
         with pytest.raises(ValueError, match="leading dimension"):
             envs.step(np.zeros(NUM_ENVS + 1, dtype=np.int64))
         envs.step(np.zeros(NUM_ENVS, dtype=np.int64))  # still usable
+
+
+class Bare(gym.Env):
+    """Not made by gym.make (no OrderEnforcing): steps before any reset, its counter as the observation."""
+
+    observation_space = gym.spaces.Box(0, 100, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    t = 0  # a class attribute: the state a step before any reset reads
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.t += 1 + int(action)
+        return np.full(1, self.t, np.float32), float(self.t), self.t >= 4, False, {}
+
+
+def test_a_step_before_reset_goes_to_the_sub_envs_as_in_gymnasium(cluster):
+    """No refusal of its own: gym.make's envs refuse it (the same exception and message as gymnasium's
+    AsyncVectorEnv gives), an env without OrderEnforcing steps (the same batches)."""
+    actions = np.zeros(NUM_ENVS, dtype=np.int64)
+    reference = gym.vector.AsyncVectorEnv([cartpole] * NUM_ENVS)
+    try:
+        with logs_sub_env_errors(), pytest.raises(gym.error.ResetNeeded) as theirs:
+            reference.step(actions)
+    finally:
+        reference.close(terminate=True)
+    with make_env() as envs, pytest.raises(gym.error.ResetNeeded) as ours:
+        envs.step(actions)
+    assert str(ours.value) == str(theirs.value)
+    reference = gym.vector.AsyncVectorEnv([Bare] * NUM_ENVS)
+    with make_env(factory=Bare) as envs:
+        try:
+            for step in range(3):
+                actions = np.array([step % 2, 1, 0, 1, 0, 1], dtype=np.int64)
+                for got, expected in zip(envs.step(actions)[:4], reference.step(actions)[:4]):
+                    np.testing.assert_array_equal(got, expected)
+        finally:
+            reference.close()
 
 
 def mountain_car() -> gym.Env:
@@ -379,6 +421,14 @@ def test_to_sb3_and_torch_batches_on_ray(cluster):
             vec.reset()
             vec.set_attr("marker", 7, indices=[1, 4])
         assert ours.get_attr("marker", indices=[1, 4]) == theirs.get_attr("marker", indices=[1, 4])
+        # Negative indices count from the end, as in SubprocVecEnv's tuple of pipes (-5 is 1, -2 is 4).
+        assert ours.get_attr("marker", indices=[-5, -2]) == theirs.get_attr("marker", indices=[-5, -2])
+        for bad in (NUM_ENVS, [0, -NUM_ENVS - 1]):
+            with pytest.raises(IndexError) as our_error:
+                ours.get_attr("marker", indices=bad)
+            with pytest.raises(IndexError) as their_error:
+                theirs.get_attr("marker", indices=bad)
+            assert str(our_error.value) == str(their_error.value)
         assert ours.env_method("get_wrapper_attr", "spec", indices=[0])[0].id == "CartPole-v1"
         assert ours.env_is_wrapped(gym.wrappers.TimeLimit) == theirs.env_is_wrapped(gym.wrappers.TimeLimit)
         batch = envs.reset_batch(seed=0)

@@ -213,11 +213,12 @@ class SB3VecEnv(_Base):
     # ------------------------------------------------------------------------------------ sub-envs
 
     def _indices(self, indices: Any) -> list[int]:
-        chosen = [int(i) for i in self._get_indices(indices)]
-        bad = [i for i in chosen if not 0 <= i < self.num_envs]
-        if bad:
-            raise IndexError(f"env indices must be in [0, {self.num_envs}), got {bad}")
-        return chosen
+        """SB3's ``indices`` (None, an int, an iterable of ints) as the env positions they name, read as
+        ``SubprocVecEnv``/``DummyVecEnv`` read them: by indexing a Python tuple/list, so negative ones
+        count from the end and a bad one raises Python's own ``IndexError``/``TypeError`` (the same
+        message), before any env is called."""
+        positions = self._sub_envs.indexed_as(range(self.num_envs))
+        return [positions[i] for i in self._get_indices(indices)]
 
     def has_attr(self, attr_name: str) -> bool:
         return self._sub_envs.has_attr(attr_name)

@@ -31,6 +31,8 @@ __all__ = ["ListedEnvs", "NoSubEnvs", "RemoteEnvs", "WorkerEnvs", "sub_env_acces
 class ListedEnvs:
     """Sub-envs that are Python objects here: ``DummyVecEnv``'s semantics, call for call."""
 
+    indexed_as: type = list  # DummyVecEnv indexes its list of envs: a bad index is a list's IndexError
+
     def __init__(self, envs: list[Any]) -> None:
         self.envs = envs
 
@@ -57,6 +59,8 @@ class ListedEnvs:
 class WorkerEnvs:
     """Sub-envs in ``TorchVectorizedEnv``'s workers: ``SubprocVecEnv``'s semantics, call for call."""
 
+    indexed_as: type = tuple  # SubprocVecEnv indexes its tuple of pipes: a bad index is a tuple's IndexError
+
     def __init__(self, venv: Any) -> None:
         self.venv = venv
 
@@ -81,6 +85,8 @@ class WorkerEnvs:
 
 class RemoteEnvs:
     """Sub-envs reached through the vector calls ``get_attr``/``set_attr``/``call`` only."""
+
+    indexed_as: type = tuple  # SubprocVecEnv indexes its tuple of pipes: a bad index is a tuple's IndexError
 
     def __init__(self, venv: Any) -> None:
         self.venv = venv
@@ -119,6 +125,8 @@ class RemoteEnvs:
 
 class NoSubEnvs:
     """A vector env without per-env objects: its own attributes stand for every env's."""
+
+    indexed_as: type = tuple  # SubprocVecEnv indexes its tuple of pipes: a bad index is a tuple's IndexError
 
     def __init__(self, venv: Any) -> None:
         self.venv = venv

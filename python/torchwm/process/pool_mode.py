@@ -27,6 +27,10 @@ from torchwm.process.remote_errors import log_like_gymnasium
 
 __all__ = ["PoolModeMixin"]
 
+# Unlike a whole-batch step (which goes to the sub-envs, as gymnasium's), a pool-mode send steps the envs
+# of the last batch: before the first reset there is none.
+_NO_BATCH_YET = "send() before reset(): in pool mode (batch_size < num_envs) reset() gives the first batch"
+
 
 class _BatchInfos:
     """What gymnasium's ``VectorEnv._add_info`` reads of its env: the length of the info arrays."""
@@ -62,7 +66,7 @@ class PoolModeMixin:
     _state: AsyncState
     _views: Any
     _has_reset: bool
-    _reset_reason: str
+    _reset_needed: str | None
     _action_check: Any
     _first_seed: Any
     _live_pool: Any
@@ -84,7 +88,7 @@ class PoolModeMixin:
             return
         pool = self._live_pool("send")
         if not self._has_reset:
-            raise errors.ResetNeeded(self._reset_reason)
+            raise errors.ResetNeeded(self._reset_needed or _NO_BATCH_YET)
         held = self._held
         actions = self._pool_actions(actions)
         buffer = self._views.actions

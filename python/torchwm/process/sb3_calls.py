@@ -58,7 +58,8 @@ def per_worker_indices(
 ) -> tuple[list[int], list[list[int]]]:
     """``indices`` as ints, and each worker's share of them as its local env indices, in order (both
     vectorizers send each worker its part of a per-env call)."""
-    chosen = [int(i) for i in indices]
+    positions = tuple(range(envs_per_worker * num_workers))
+    chosen = [positions[i] for i in indices]  # as SubprocVecEnv's tuple of pipes reads them: -1 is the last
     local: list[list[int]] = [[] for _ in range(num_workers)]
     for i in chosen:
         local[i // envs_per_worker].append(i % envs_per_worker)

@@ -53,8 +53,8 @@ from torchwm.process.worker import WorkerConfig
 
 STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
-# Why a step needs a reset first (``ResetNeeded``).
-_NEVER_RESET = "step() called before reset(): call reset() first"
+# Why a step needs a reset first (``ResetNeeded``). A step before the first reset is not refused here:
+# as gymnasium's AsyncVectorEnv does, it goes to the sub-envs (gym.make's OrderEnforcing refuses it).
 _BAD_ACTION = (
     "a sub-environment raised in step() on an action outside the action space; the envs are as that step "
     "left them: call reset() before stepping again"
@@ -124,7 +124,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
         self._state = AsyncState.DEFAULT  # the async call waiting for its replies (gymnasium's enum)
         self._has_reset = False
-        self._reset_reason = _NEVER_RESET
+        self._reset_needed: str | None = None  # why step() must wait for a reset (None: it need not)
         self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
         self.max_concurrency = startup.max_concurrency(max_concurrency)
         self.copy = bool(copy)
@@ -304,13 +304,17 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
         """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
         every failing env was given an action outside the action space, the error is the caller's and
-        the env stays usable once reset; otherwise the workers are shut down, as gymnasium's are."""
+        the env stays usable once reset; so it does after a step before the first reset (the sub-envs
+        refused it, as gym.make's envs do, or failed without any episode begun); otherwise the workers
+        are shut down, as gymnasium's are."""
         log_like_gymnasium(pool.last_raised)
         failed = [remote.env_index for remote in pool.last_raised]
         outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, failed)
         if pending == "step" and outside:
-            self._has_reset, self._reset_reason = False, _BAD_ACTION
+            self._has_reset, self._reset_needed = False, _BAD_ACTION
             return
+        if pending == "step" and not self._has_reset:
+            return  # stepped before the first reset (the caller's order): no episode to lose, reset to go on
         pool.shutdown()
 
     def _read_observations(self, payloads: list[Any]) -> Any:
@@ -365,7 +369,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """The replies of ``reset_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
         replies = self._wait("reset", "reset", timeout)
-        self._has_reset = True
+        self._has_reset, self._reset_needed = True, None
         if self._finished is not None:
             self._finished[slice(None) if self._reset_mask is None else self._reset_mask] = False
         observations = self._read_observations([obs for obs, _ in replies])
@@ -378,8 +382,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             self.send(actions)
             return
         pool = self._live_pool("step_async")
-        if not self._has_reset:
-            raise errors.ResetNeeded(self._reset_reason)
+        if self._reset_needed is not None:
+            raise errors.ResetNeeded(self._reset_needed)
         if self._finished is not None and self._finished.any():
             raise errors.EnvStateError(
                 f"sub-environments {np.flatnonzero(self._finished).tolist()} ended their episode and, with "
