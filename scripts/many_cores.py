@@ -42,7 +42,10 @@ def throughput(out: Any, seconds: float, rounds: int, backends: list[str]) -> No
 
 
 def stalls(out: Any, seconds: float, backends: list[str]) -> None:
-    """Sync 64 envs with a 1 ms sleeping policy: a batch carrying a reset against a plain one."""
+    """Sync 64 envs with a 1 ms sleeping policy: a batch carrying a reset against a plain one (torchwm
+    with its default ``reset_ahead="auto"`` and with resets in the batch, ``reset_ahead=False``)."""
+    if "torchwm" in backends:
+        backends = [*backends, "torchwm_no_reset_ahead"]
     for backend in backends:
         result = batch_stalls.measure("breakout", 64, 64, seconds, 0, backend, "sleep", 1.0)
         emit(out, "stall", asdict(result) | {"stall_ratio": result.stall_ratio})
@@ -60,7 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--seconds", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS))
     parser.add_argument("--policies", nargs="+", default=["none", "sleep", "cpu", "gpu"])
     args = parser.parse_args()
