@@ -1,8 +1,9 @@
 """``TorchVectorizedEnv``: ``num_workers`` processes, each running ``envs_per_worker`` envs.
 
 A drop-in for gymnasium 1.4's ``AsyncVectorEnv`` (same keywords, results, exception classes, messages
-and logged warnings), faster: one pipe message per worker per step (not per env), observations,
-rewards and flags in shared memory. Every action gymnasium would deliver is delivered. A sub-env's
+and logged warnings), faster: actions, observations, rewards and flags in shared memory, and a step
+announced both ways by doorbells in it (process/doorbells.py), not by pipe messages; a pool mode
+(process/pool_mode.py). Every action gymnasium would deliver is delivered. A sub-env's
 exception comes back as its own class with its traceback and env index (one on an action outside the
 action space leaves the env usable once reset), a dead or exited worker is noticed at once, malformed
 input is refused in the parent (the env stays usable), and nothing hangs.
