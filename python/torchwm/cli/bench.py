@@ -184,6 +184,63 @@ def bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_process_options(p: argparse.ArgumentParser) -> None:
+    """The process suite's and --tune's options."""
+    p.add_argument(
+        "--workers-envs",
+        default=None,
+        help="process suite: WORKERSxENVS shapes, e.g. 1x32,2x16,4x8 (default: 1, 2, 4... workers up to the cores"
+        " sharing 32 envs; --quick: 1x4,2x2)",
+    )
+    p.add_argument(
+        "--cases",
+        nargs="+",
+        choices=["cartpole", "cartpole_numpy", "busy_1ms"],
+        default=None,
+        help="process suite: envs to step (default: cartpole cartpole_numpy, CartPole with ~0.2 ms of numpy per step)",
+    )
+    p.add_argument(
+        "--modes",
+        nargs="+",
+        choices=["sync", "pool"],
+        default=["sync", "pool"],
+        help="process suite: sync (every env per batch) and/or pool (half the envs per batch, the first ready)",
+    )
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="with --suite process: torchwm.autotune for --factory (--num-envs, --policy-ms, --process-policy,"
+        " --max-workers, --batch-sizes): the table measured and the TorchVectorizedEnv keywords to pass (tune.json)",
+    )
+    p.add_argument(
+        "--factory",
+        default="torchwm.benchmarks.process_envs:cartpole",
+        help="--tune: the env factory as module:function (the current directory is importable; default: CartPole)",
+    )
+    p.add_argument("--max-workers", type=int, default=None, help="--tune: most worker processes tried (default: cores)")
+    p.add_argument(
+        "--batch-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="--tune: envs per batch to try (default: all envs, and half of them where pool mode exists)",
+    )
+
+
+def _add_soak_options(p: argparse.ArgumentParser) -> None:
+    """--soak and its sizes."""
+    p.add_argument(
+        "--soak",
+        action="store_true",
+        help="instead of throughput: a long run and create/close loops reporting RSS, threads, fds, processes,"
+        " /dev/shm (soak.json); --game, --out, and --num-envs when given one value (default 8)",
+    )
+    p.add_argument("--soak-million-frames", type=float, default=10.0, help="--soak: emulator frames to run, millions")
+    p.add_argument("--soak-cycles", type=int, default=300, help="--soak: AtariVectorEnv create/close cycles")
+    p.add_argument("--soak-process-cycles", type=int, default=50, help="--soak: TorchVectorizedEnv create/close cycles")
+    p.add_argument("--soak-process-steps", type=int, default=50_000, help="--soak: TorchVectorizedEnv steps")
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Adds ``bench`` to the ``torchwm`` command's subcommands."""
     p = subparsers.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
@@ -248,60 +305,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="sleep",
         help="process suite and --tune: --policy-ms is slept (a GPU forward pass) or burned in a busy loop (a CPU one)",
     )
-    p.add_argument(
-        "--workers-envs",
-        default=None,
-        help="process suite: WORKERSxENVS shapes, e.g. 1x32,2x16,4x8 (default: 1, 2, 4... workers up to the cores"
-        " sharing 32 envs; --quick: 1x4,2x2)",
-    )
-    p.add_argument(
-        "--cases",
-        nargs="+",
-        choices=["cartpole", "cartpole_numpy", "busy_1ms"],
-        default=None,
-        help="process suite: envs to step (default: cartpole cartpole_numpy, CartPole with ~0.2 ms of numpy per step)",
-    )
-    p.add_argument(
-        "--modes",
-        nargs="+",
-        choices=["sync", "pool"],
-        default=["sync", "pool"],
-        help="process suite: sync (every env per batch) and/or pool (half the envs per batch, the first ready)",
-    )
-    p.add_argument(
-        "--tune",
-        action="store_true",
-        help="with --suite process: torchwm.autotune for --factory (--num-envs, --policy-ms, --process-policy,"
-        " --max-workers, --batch-sizes): the table measured and the TorchVectorizedEnv keywords to pass (tune.json)",
-    )
-    p.add_argument(
-        "--factory",
-        default="torchwm.benchmarks.process_envs:cartpole",
-        help="--tune: the env factory as module:function (the current directory is importable; default: CartPole)",
-    )
-    p.add_argument("--max-workers", type=int, default=None, help="--tune: most worker processes tried (default: cores)")
-    p.add_argument(
-        "--batch-sizes",
-        type=int,
-        nargs="+",
-        default=None,
-        help="--tune: envs per batch to try (default: all envs, and half of them where pool mode exists)",
-    )
+    _add_process_options(p)
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument(
         "--quick",
         action="store_true",
         help="a short smoke run: atari 8 envs, 1 s per point; process suite 1x4 and 2x2, one round of 0.4 s",
     )
-    p.add_argument(
-        "--soak",
-        action="store_true",
-        help="instead of throughput: a long run and create/close loops reporting RSS, threads, fds, processes,"
-        " /dev/shm (soak.json); --game, --out, and --num-envs when given one value (default 8)",
-    )
-    p.add_argument("--soak-million-frames", type=float, default=10.0, help="--soak: emulator frames to run, millions")
-    p.add_argument("--soak-cycles", type=int, default=300, help="--soak: AtariVectorEnv create/close cycles")
-    p.add_argument("--soak-process-cycles", type=int, default=50, help="--soak: TorchVectorizedEnv create/close cycles")
-    p.add_argument("--soak-process-steps", type=int, default=50_000, help="--soak: TorchVectorizedEnv steps")
+    _add_soak_options(p)
     p.set_defaults(func=bench)
     return p
