@@ -18,7 +18,14 @@ pytestmark = pytest.mark.timeout(600)
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, object_store_memory=150 * 1024 * 1024)
+    from ray_cluster import WORKERS_AT_DRIVER_PRIORITY
+
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=150 * 1024 * 1024,
+        _system_config=WORKERS_AT_DRIVER_PRIORITY,
+    )
     yield
     ray.shutdown()
 
