@@ -2,9 +2,10 @@
 //! command or its result is ready, through atomic words in memory they share — no message, no
 //! system call while the other side is awake.
 //!
-//! Each side waits in three stages: it spins (cheapest, when a core is free for it), then yields
-//! its core between checks, then sleeps on a futex. A side about to sleep raises its "waiting"
-//! flag first; the other side makes the wake system call only when it sees that flag.
+//! Each side waits in three stages: it spins (cheapest, when a core is free for it; for as long as
+//! its [`SpinBudget`] allows), then yields its core between checks, then sleeps on a futex. A side
+//! about to sleep raises its "waiting" flag first; the other side makes the wake system call only
+//! when it sees that flag.
 //!
 //! Layout, in 32-bit words, a 64-byte line each so that no two writers share a cache line:
 //! line 0 is the parent's (`COMPLETIONS`, `PARENT_WAITING`); line `1 + w` is worker `w`'s
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ffi::futex::{self, WaitEnd};
+use crate::spin_budget::SpinBudget;
 
 const LINE_WORDS: usize = 16;
 const COMPLETIONS: usize = 0;
@@ -28,7 +30,7 @@ const DONE_KIND: usize = 4;
 /// The longest single futex sleep: a wait comes back this often to run the caller's checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
-/// How long a waiter spins and then yields before it sleeps.
+/// How long a waiter spins (at most, with a [`SpinBudget`]) and then yields before it sleeps.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Patience {
     pub spin: Duration,
@@ -39,6 +41,7 @@ pub struct Patience {
 pub struct Doorbells<'a> {
     words: &'a [AtomicU32],
     workers: usize,
+    budget: Option<&'a SpinBudget>,
 }
 
 impl<'a> Doorbells<'a> {
@@ -49,13 +52,19 @@ impl<'a> Doorbells<'a> {
 
     pub fn new(words: &'a [AtomicU32], workers: usize) -> Result<Self> {
         match Self::words_needed(workers) {
-            Some(needed) if needed <= words.len() => Ok(Self { words, workers }),
+            Some(needed) if needed <= words.len() => Ok(Self { words, workers, budget: None }),
             _ => Err(Error::InvalidArgument(format!(
                 "a doorbell buffer for {workers} workers needs {:?} words, got {}",
                 Self::words_needed(workers),
                 words.len()
             ))),
         }
+    }
+
+    /// These doorbells, their waits spinning as `budget` allows (up to `Patience::spin`) and teaching
+    /// it; without one a wait spins for all of `Patience::spin`.
+    pub fn adapting(self, budget: &'a SpinBudget) -> Self {
+        Self { budget: Some(budget), ..self }
     }
 
     fn worker(&self, w: usize, field: usize) -> &AtomicU32 {
@@ -107,7 +116,7 @@ impl<'a> Doorbells<'a> {
         let seq = self.worker(w, COMMAND_SEQ);
         let arrived = || seq.load(SeqCst) != seen;
         let waiting = self.worker(w, WORKER_WAITING);
-        if wait_until(arrived, seq, waiting, patience, timeout, checks)? {
+        if wait_until(arrived, seq, waiting, self.patience(patience), timeout, checks)? {
             Ok(Some(self.worker(w, COMMAND_KIND).load(SeqCst)))
         } else {
             Ok(None)
@@ -125,39 +134,104 @@ impl<'a> Doorbells<'a> {
     ) -> Result<Vec<usize>> {
         let enough = || workers.iter().filter(|&&w| self.is_done(w)).count() >= need;
         let completions = &self.words[COMPLETIONS];
-        wait_until(enough, completions, &self.words[PARENT_WAITING], patience, timeout, checks)?;
+        let parent_waiting = &self.words[PARENT_WAITING];
+        wait_until(enough, completions, parent_waiting, self.patience(patience), timeout, checks)?;
         Ok(workers.iter().copied().filter(|&w| self.is_done(w)).collect())
+    }
+}
+
+/// A wait's patience and the budget it teaches.
+struct WaitPatience<'a> {
+    spin: Duration,
+    yield_: Duration,
+    budget: Option<(&'a SpinBudget, Duration)>,
+}
+
+impl<'a> Doorbells<'a> {
+    fn patience(&self, patience: Patience) -> WaitPatience<'a> {
+        let cap = patience.spin;
+        let spin = self.budget.map_or(cap, |budget| budget.spin(cap));
+        WaitPatience { spin, yield_: patience.yield_, budget: self.budget.map(|budget| (budget, cap)) }
     }
 }
 
 /// Spins, yields, then sleeps on `word` (raising `waiting` while it does) until `ready()`; false
 /// after `timeout`. `checks` runs after a signal and between sleeps (Ctrl-C; the caller's liveness
-/// checks are its own, between calls).
+/// checks are its own, between calls). The budget learns how long the wait took and whether this
+/// thread lost its core while it spun or yielded.
 fn wait_until(
     ready: impl Fn() -> bool,
     word: &AtomicU32,
     waiting: &AtomicU32,
-    patience: Patience,
+    patience: WaitPatience<'_>,
     timeout: Duration,
-    mut checks: impl FnMut() -> Result<()>,
+    checks: impl FnMut() -> Result<()>,
 ) -> Result<bool> {
     let start = Instant::now();
+    let mut clock = PollClock::new(start);
+    let ready_while_polling = poll(&ready, &patience, timeout, &mut clock);
+    let result =
+        if ready_while_polling { Ok(true) } else { sleep_until(&ready, word, waiting, start, timeout, checks) };
+    if let Some((budget, cap)) = patience.budget {
+        budget.record(start.elapsed(), cap, clock.preempted);
+    }
+    result
+}
+
+/// Longer than this between two checks of a polling waiter, and it lost its core to another thread:
+/// the machine is busy (on a free core a check follows the last within a microsecond).
+const PREEMPTED: Duration = Duration::from_micros(50);
+
+/// The time since a wait began, read once a check, noting gaps that show the waiter was preempted.
+struct PollClock {
+    start: Instant,
+    last: Duration,
+    preempted: bool,
+}
+
+impl PollClock {
+    fn new(start: Instant) -> Self {
+        Self { start, last: Duration::ZERO, preempted: false }
+    }
+
+    fn elapsed(&mut self) -> Duration {
+        let now = self.start.elapsed();
+        self.preempted |= now.saturating_sub(self.last) > PREEMPTED;
+        self.last = now;
+        now
+    }
+}
+
+/// The spin and yield stages: true once `ready()`, false when they ran out first.
+fn poll(ready: &impl Fn() -> bool, patience: &WaitPatience<'_>, timeout: Duration, clock: &mut PollClock) -> bool {
     let spin_end = patience.spin.min(timeout);
     let yield_end = (patience.spin + patience.yield_).min(timeout);
-    while start.elapsed() < spin_end {
+    while clock.elapsed() < spin_end {
         if ready() {
-            return Ok(true);
+            return true;
         }
         for _ in 0..16 {
             spin_loop();
         }
     }
-    while start.elapsed() < yield_end {
+    while clock.elapsed() < yield_end {
         if ready() {
-            return Ok(true);
+            return true;
         }
         std::thread::yield_now();
     }
+    false
+}
+
+/// The sleep stage: on the futex of `word`, in slices, until `ready()` or `timeout` after `start`.
+fn sleep_until(
+    ready: &impl Fn() -> bool,
+    word: &AtomicU32,
+    waiting: &AtomicU32,
+    start: Instant,
+    timeout: Duration,
+    mut checks: impl FnMut() -> Result<()>,
+) -> Result<bool> {
     loop {
         waiting.store(1, SeqCst);
         // Read after raising the flag: a change made after this read is either seen by futex::wait

@@ -23,6 +23,7 @@ pub mod error;
 mod ffi;
 pub mod preprocess;
 pub mod record;
+pub mod spin_budget;
 pub mod vector;
 
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use torchwm::doorbell::{Doorbells, Patience};
+use torchwm::spin_budget::SpinBudget;
 
 fn words(workers: usize) -> Vec<AtomicU32> {
     (0..Doorbells::words_needed(workers).unwrap()).map(|_| AtomicU32::new(0)).collect()
@@ -13,15 +14,19 @@ fn words(workers: usize) -> Vec<AtomicU32> {
 const NO_CHECKS: fn() -> torchwm::Result<()> = || Ok(());
 const LONG: Duration = Duration::from_secs(30);
 
-/// Parent and workers exchange `rounds` commands and results with the given patience; every
-/// command is seen once, in order, and every result arrives.
-fn ping_pong(workers: usize, rounds: u32, patience: Patience) {
+/// Parent and workers exchange `rounds` commands and results with the given patience (with a spin
+/// budget of each thread's own when `adapting`); every command is seen once, in order, and every
+/// result arrives.
+fn ping_pong(workers: usize, rounds: u32, patience: Patience, adapting: bool) {
     let memory = words(workers);
-    let bells = Doorbells::new(&memory, workers).unwrap();
+    let parent_budget = SpinBudget::default();
+    let bells = doorbells(&memory, workers, &parent_budget, adapting);
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let bells = &bells;
+            let memory = &memory;
             scope.spawn(move || {
+                let budget = SpinBudget::default();
+                let bells = doorbells(memory, workers, &budget, adapting);
                 for seen in 0..rounds {
                     let kind = bells.wait_command(w, seen, patience, LONG, NO_CHECKS).unwrap();
                     assert_eq!(kind, Some(seen % 7), "worker {w} round {seen}");
@@ -41,15 +46,30 @@ fn ping_pong(workers: usize, rounds: u32, patience: Patience) {
     });
 }
 
+fn doorbells<'a>(memory: &'a [AtomicU32], workers: usize, budget: &'a SpinBudget, adapting: bool) -> Doorbells<'a> {
+    let bells = Doorbells::new(memory, workers).unwrap();
+    if adapting {
+        bells.adapting(budget)
+    } else {
+        bells
+    }
+}
+
 #[test]
 fn commands_and_results_arrive_when_waiters_sleep_at_once() {
-    ping_pong(3, 2_000, Patience::default());
+    ping_pong(3, 2_000, Patience::default(), false);
 }
 
 #[test]
 fn commands_and_results_arrive_when_waiters_spin_and_yield() {
     let patience = Patience { spin: Duration::from_micros(50), yield_: Duration::from_micros(50) };
-    ping_pong(2, 5_000, patience);
+    ping_pong(2, 5_000, patience, false);
+}
+
+#[test]
+fn commands_and_results_arrive_when_waiters_adapt_their_spin() {
+    let patience = Patience { spin: Duration::from_micros(200), yield_: Duration::from_micros(50) };
+    ping_pong(2, 5_000, patience, true);
 }
 
 #[test]

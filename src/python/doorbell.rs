@@ -8,16 +8,19 @@ use super::{check_signals, enter_core};
 use crate::doorbell::{Doorbells as Bells, Patience};
 use crate::error::Error;
 use crate::ffi::SharedMapping;
+use crate::spin_budget::SpinBudget;
 
 #[pyclass(module = "torchwm._core", name = "Doorbells", frozen)]
 pub(crate) struct Doorbells {
     words: SharedMapping,
     workers: usize,
+    /// This process's spin budget: each side of a vectorizer waits through its own copy.
+    spin: SpinBudget,
 }
 
 impl Doorbells {
     fn bells(&self) -> Bells<'_> {
-        Bells::new(self.words.words(), self.workers).expect("checked in the constructor")
+        Bells::new(self.words.words(), self.workers).expect("checked in the constructor").adapting(&self.spin)
     }
 
     fn check_worker(&self, w: usize) -> PyResult<()> {
@@ -28,14 +31,14 @@ impl Doorbells {
     }
 }
 
+fn patience(spin_s: f64, yield_s: f64) -> PyResult<Patience> {
+    Ok(Patience { spin: duration("spin_s", spin_s)?, yield_: duration("yield_s", yield_s)? })
+}
+
 fn duration(what: &str, seconds: f64) -> PyResult<Duration> {
     Duration::try_from_secs_f64(seconds).map_err(|_| {
         Error::InvalidArgument(format!("{what} must be a finite number of seconds >= 0, got {seconds}")).into()
     })
-}
-
-fn patience(spin_s: f64, yield_s: f64) -> PyResult<Patience> {
-    Ok(Patience { spin: duration("spin_s", spin_s)?, yield_: duration("yield_s", yield_s)? })
 }
 
 #[pymethods]
@@ -47,7 +50,7 @@ impl Doorbells {
         let needed = Self::words_needed(workers)?;
         let words = SharedMapping::map(fd, needed)?;
         Bells::new(words.words(), workers)?;
-        Ok(Self { words, workers })
+        Ok(Self { words, workers, spin: SpinBudget::default() })
     }
 
     /// How many 32-bit words the buffer for `workers` workers needs.
@@ -88,7 +91,8 @@ impl Doorbells {
         Ok(workers.into_iter().filter(|&w| bells.done_kind(w) == kind).collect())
     }
 
-    /// Worker `w`: the kind of the command after the `seen`-th, or None after `timeout_s`.
+    /// Worker `w`: the kind of the command after the `seen`-th, or None after `timeout_s`. Spins up
+    /// to `spin_s` (adapted: [`SpinBudget`]), yields its core between checks for `yield_s`, then sleeps.
     fn wait_command(
         &self,
         py: Python<'_>,
@@ -103,7 +107,8 @@ impl Doorbells {
         enter_core(py, || self.bells().wait_command(w, seen, patience, timeout, check_signals))
     }
 
-    /// Parent: waits until `need` of `workers` are done or `timeout_s` passed; the done ones.
+    /// Parent: waits until `need` of `workers` are done or `timeout_s` passed; the done ones. Waits
+    /// as `wait_command` does.
     fn wait_done(
         &self,
         py: Python<'_>,

@@ -1,10 +1,12 @@
 """The doorbells of a process vectorizer: parent and workers signal commands and results through
-atomic words in a shared memfd (``torchwm._core.Doorbells``), polling them (yielding the core
-between checks) while that pays, then sleeping on a futex. A step through shared memory costs no pipe message and, while the other
-side is awake, no system call.
+atomic words in a shared memfd (``torchwm._core.Doorbells``), spinning on them and then polling them
+(yielding the core between checks) while that pays, then sleeping on a futex. A step through shared
+memory costs no pipe message and, while the other side is awake, no system call.
 
-How long each side polls before it sleeps is decided here, from the cores this process may use:
-polling long only pays when every process that waits has a core of its own.
+How long each side spins and polls before it sleeps is decided here, from the cores this process may
+use: both only pay when every process that waits has a core of its own. Within that cap each waiter
+adapts its spin to how long its recent waits took (``torchwm._core``'s spin budget: zero on a busy
+machine or behind a slow policy).
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ from torchwm import _core
 
 __all__ = ["DoorbellMemory", "Patience", "patience_for"]
 
-# How long a waiter with a core of its own polls, and how long a worker sharing cores does.
+# How long a waiter with a core of its own may spin (adaptive, up to this) and then polls, and how long
+# a worker sharing cores polls.
+SPIN_CAP_S = 1e-3
 POLL_S = 1e-3
 SHARED_POLL_S = 2e-4
 
 
 @dataclass(frozen=True)
 class Patience:
-    """Seconds a waiter spins, then yields its core between checks, before it sleeps."""
+    """Seconds a waiter spins (at most: the spin adapts below it), then yields its core between checks,
+    before it sleeps."""
 
     spin_s: float
     yield_s: float
@@ -33,16 +38,17 @@ class Patience:
 
 def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, Patience]:
     """``(parent, worker)`` patience for ``num_workers`` workers on ``cores`` cores (default: this
-    process's). Waiters poll with ``sched_yield`` rather than spin: a spinning waiter starves the
-    process it waits for whenever something else wants the cores (measured on a loaded 2-core
-    machine: 2.9 ms a batch instead of 50 us), while a yielding one gives its core away and still
-    sees the doorbell within a microsecond when the core is free. With a core for every worker and
-    the parent, both poll for up to a millisecond (a wake-up costs tens of microseconds, more than a
-    cheap env's step). With fewer, the parent sleeps at once (its core goes to a worker) and a worker
-    polls briefly (the parent's next command follows its own, usually short, work)."""
+    process's). With a core for every worker and the parent, both spin for as long as their recent
+    waits took (up to a millisecond; a wake-up costs tens of microseconds, more than a cheap env's
+    step), then poll with ``sched_yield`` for up to a millisecond. A fixed spin would starve the process
+    waited for whenever something else wants the cores (measured on a loaded 2-core machine: 2.9 ms a
+    batch instead of 50 us); the adaptive one falls to zero there, and a yielding waiter gives its
+    core away and still sees the doorbell within a microsecond when the core is free. With fewer
+    cores, the parent sleeps at once (its core goes to a worker) and a worker polls briefly (the
+    parent's next command follows its own, usually short, work)."""
     cores = cores if cores is not None else len(os.sched_getaffinity(0))
     if num_workers + 1 <= cores:
-        return Patience(0.0, POLL_S), Patience(0.0, POLL_S)
+        return Patience(SPIN_CAP_S, POLL_S), Patience(SPIN_CAP_S, POLL_S)
     return Patience(0.0, 0.0), Patience(0.0, SHARED_POLL_S)
 
 

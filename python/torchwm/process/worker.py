@@ -112,6 +112,7 @@ class Worker:
         self.autoreset = [False] * count
         self.next_step = config.autoreset_mode == AutoresetMode.NEXT_STEP
         self.observations: list[Any] = [None] * count
+        self.box_rows = BoxRows.of(self.views.observations)
 
     def _serve(self) -> None:
         seen = 0  # commands received so far (the doorbell's count, modulo 2**32)
@@ -289,5 +290,34 @@ class Worker:
         """Writes observations into this worker's shared-memory rows, or returns them to be pickled."""
         if self.views.observations is None:
             return self.observations
-        concatenate(self.observation_space, self.observations, self.views.observations)
+        if self.box_rows is None or not self.box_rows.write(self.observations):
+            concatenate(self.observation_space, self.observations, self.views.observations)
         return None
+
+
+class BoxRows:
+    """A worker's observation rows of a Box space, written in one ``np.concatenate`` when every
+    observation is an array of the rows' exact shape and dtype: what gymnasium's ``concatenate``
+    (``np.stack(..., out=rows)``) writes then, without its dispatch and per-array checks, which cost
+    more than the copy (measured: 12 us for 4 CartPole observations against 1 us). Anything else
+    takes gymnasium's path, with its conversions and its errors."""
+
+    def __init__(self, rows: np.ndarray) -> None:
+        self.shape, self.dtype = rows.shape[1:], rows.dtype
+        self.flat = rows.reshape(-1, *self.shape[1:])  # rows end to end: a view (rows are C-contiguous)
+
+    @classmethod
+    def of(cls, rows: Any) -> BoxRows | None:
+        """For an array of rows of at least one dimension each (a Box's), else None."""
+        if isinstance(rows, np.ndarray) and rows.ndim >= 2 and rows.flags.c_contiguous:
+            return cls(rows)
+        return None
+
+    def write(self, observations: list[Any]) -> bool:
+        """Writes ``observations``; False (nothing written) unless each is an array of the rows' shape and dtype."""
+        shape, dtype = self.shape, self.dtype
+        for observation in observations:
+            if type(observation) is not np.ndarray or observation.shape != shape or observation.dtype != dtype:
+                return False
+        np.concatenate(observations, out=self.flat)
+        return True
