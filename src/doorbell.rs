@@ -2,10 +2,10 @@
 //! command or its result is ready, through atomic words in memory they share — no message, no
 //! system call while the other side is awake.
 //!
-//! Each side waits in three stages: it spins (cheapest, when a core is free for it; for as long as
-//! its [`SpinBudget`] allows), then yields its core between checks, then sleeps on a futex. A side
-//! about to sleep raises its "waiting" flag first; the other side makes the wake system call only
-//! when it sees that flag.
+//! Each side waits in three stages: it spins (cheapest, when a core is free for it), then yields
+//! its core between checks, then sleeps on a futex; its [`PollBudget`] decides how long the first two
+//! last. A side about to sleep raises its "waiting" flag first; the other side makes the wake system
+//! call only when it sees that flag.
 //!
 //! Layout, in 32-bit words, a 64-byte line each so that no two writers share a cache line:
 //! line 0 is the parent's (`COMPLETIONS`, `PARENT_WAITING`); line `1 + w` is worker `w`'s
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ffi::futex::{self, WaitEnd};
-use crate::spin_budget::SpinBudget;
+use crate::poll_budget::{PollBudget, PREEMPTED};
 
 const LINE_WORDS: usize = 16;
 const COMPLETIONS: usize = 0;
@@ -30,8 +30,8 @@ const DONE_KIND: usize = 4;
 /// The longest single futex sleep: a wait comes back this often to run the caller's checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
-/// How long a waiter spins (at most, with a [`SpinBudget`]) and then yields before it sleeps.
-#[derive(Debug, Clone, Copy, Default)]
+/// How long a waiter spins and then yields before it sleeps (at most, with a [`PollBudget`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Patience {
     pub spin: Duration,
     pub yield_: Duration,
@@ -41,7 +41,7 @@ pub struct Patience {
 pub struct Doorbells<'a> {
     words: &'a [AtomicU32],
     workers: usize,
-    budget: Option<&'a SpinBudget>,
+    budget: Option<&'a PollBudget>,
 }
 
 impl<'a> Doorbells<'a> {
@@ -61,9 +61,9 @@ impl<'a> Doorbells<'a> {
         }
     }
 
-    /// These doorbells, their waits spinning as `budget` allows (up to `Patience::spin`) and teaching
-    /// it; without one a wait spins for all of `Patience::spin`.
-    pub fn adapting(self, budget: &'a SpinBudget) -> Self {
+    /// These doorbells, their waits polling as `budget` allows (within the `Patience` given) and
+    /// teaching it; without one a wait polls for all of its `Patience`.
+    pub fn adapting(self, budget: &'a PollBudget) -> Self {
         Self { budget: Some(budget), ..self }
     }
 
@@ -82,11 +82,12 @@ impl<'a> Doorbells<'a> {
         }
     }
 
-    /// Worker: its last command is done, its result of `kind` is out.
-    pub fn complete(&self, w: usize, kind: u32) {
+    /// Worker: the command it `served` (the `served`-th, modulo 2^32) is done, its result of
+    /// `kind` is out. Naming the command, not reading the latest: were the parent to ring a worker
+    /// still busy, that newer command would not pass for done.
+    pub fn complete(&self, w: usize, kind: u32, served: u32) {
         self.worker(w, DONE_KIND).store(kind, SeqCst);
-        let seq = self.worker(w, COMMAND_SEQ).load(SeqCst);
-        self.worker(w, DONE_SEQ).store(seq, SeqCst);
+        self.worker(w, DONE_SEQ).store(served, SeqCst);
         let completions = &self.words[COMPLETIONS];
         completions.fetch_add(1, SeqCst);
         if self.words[PARENT_WAITING].load(SeqCst) != 0 {
@@ -140,18 +141,16 @@ impl<'a> Doorbells<'a> {
     }
 }
 
-/// A wait's patience and the budget it teaches.
+/// A wait's patience and the budget it teaches, with the patience asked for.
 struct WaitPatience<'a> {
-    spin: Duration,
-    yield_: Duration,
-    budget: Option<(&'a SpinBudget, Duration)>,
+    patience: Patience,
+    budget: Option<(&'a PollBudget, Patience)>,
 }
 
 impl<'a> Doorbells<'a> {
-    fn patience(&self, patience: Patience) -> WaitPatience<'a> {
-        let cap = patience.spin;
-        let spin = self.budget.map_or(cap, |budget| budget.spin(cap));
-        WaitPatience { spin, yield_: patience.yield_, budget: self.budget.map(|budget| (budget, cap)) }
+    fn patience(&self, cap: Patience) -> WaitPatience<'a> {
+        let patience = self.budget.map_or(cap, |budget| budget.patience(cap));
+        WaitPatience { patience, budget: self.budget.map(|budget| (budget, cap)) }
     }
 }
 
@@ -169,7 +168,7 @@ fn wait_until(
 ) -> Result<bool> {
     let start = Instant::now();
     let mut clock = PollClock::new(start);
-    let ready_while_polling = poll(&ready, &patience, timeout, &mut clock);
+    let ready_while_polling = poll(&ready, patience.patience, timeout, &mut clock);
     let result =
         if ready_while_polling { Ok(true) } else { sleep_until(&ready, word, waiting, start, timeout, checks) };
     if let Some((budget, cap)) = patience.budget {
@@ -177,10 +176,6 @@ fn wait_until(
     }
     result
 }
-
-/// Longer than this between two checks of a polling waiter, and it lost its core to another thread:
-/// the machine is busy (on a free core a check follows the last within a microsecond).
-const PREEMPTED: Duration = Duration::from_micros(50);
 
 /// The time since a wait began, read once a check, noting gaps that show the waiter was preempted.
 struct PollClock {
@@ -203,9 +198,9 @@ impl PollClock {
 }
 
 /// The spin and yield stages: true once `ready()`, false when they ran out first.
-fn poll(ready: &impl Fn() -> bool, patience: &WaitPatience<'_>, timeout: Duration, clock: &mut PollClock) -> bool {
+fn poll(ready: &impl Fn() -> bool, patience: Patience, timeout: Duration, clock: &mut PollClock) -> bool {
     let spin_end = patience.spin.min(timeout);
-    let yield_end = (patience.spin + patience.yield_).min(timeout);
+    let yield_end = patience.spin.saturating_add(patience.yield_).min(timeout);
     while clock.elapsed() < spin_end {
         if ready() {
             return true;

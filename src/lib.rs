@@ -21,9 +21,9 @@ pub mod doorbell;
 pub mod error;
 #[allow(unsafe_code)]
 mod ffi;
+pub mod poll_budget;
 pub mod preprocess;
 pub mod record;
-pub mod spin_budget;
 pub mod vector;
 
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.

@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use torchwm::doorbell::{Doorbells, Patience};
-use torchwm::spin_budget::SpinBudget;
+use torchwm::poll_budget::PollBudget;
 
 fn words(workers: usize) -> Vec<AtomicU32> {
     (0..Doorbells::words_needed(workers).unwrap()).map(|_| AtomicU32::new(0)).collect()
@@ -19,18 +19,18 @@ const LONG: Duration = Duration::from_secs(30);
 /// result arrives.
 fn ping_pong(workers: usize, rounds: u32, patience: Patience, adapting: bool) {
     let memory = words(workers);
-    let parent_budget = SpinBudget::default();
+    let parent_budget = PollBudget::default();
     let bells = doorbells(&memory, workers, &parent_budget, adapting);
     std::thread::scope(|scope| {
         for w in 0..workers {
             let memory = &memory;
             scope.spawn(move || {
-                let budget = SpinBudget::default();
+                let budget = PollBudget::default();
                 let bells = doorbells(memory, workers, &budget, adapting);
                 for seen in 0..rounds {
                     let kind = bells.wait_command(w, seen, patience, LONG, NO_CHECKS).unwrap();
                     assert_eq!(kind, Some(seen % 7), "worker {w} round {seen}");
-                    bells.complete(w, seen % 5);
+                    bells.complete(w, seen % 5, seen + 1);
                 }
             });
         }
@@ -46,7 +46,7 @@ fn ping_pong(workers: usize, rounds: u32, patience: Patience, adapting: bool) {
     });
 }
 
-fn doorbells<'a>(memory: &'a [AtomicU32], workers: usize, budget: &'a SpinBudget, adapting: bool) -> Doorbells<'a> {
+fn doorbells<'a>(memory: &'a [AtomicU32], workers: usize, budget: &'a PollBudget, adapting: bool) -> Doorbells<'a> {
     let bells = Doorbells::new(memory, workers).unwrap();
     if adapting {
         bells.adapting(budget)
@@ -79,10 +79,22 @@ fn wait_done_returns_the_finished_workers_once_enough_are() {
     for w in 0..4 {
         bells.ring(w, 1);
     }
-    bells.complete(2, 9);
+    bells.complete(2, 9, 1);
     let done = bells.wait_done(&[0, 1, 2, 3], 1, Patience::default(), LONG, NO_CHECKS).unwrap();
     assert_eq!(done, vec![2]);
     assert!(!bells.is_done(0) && bells.is_done(2));
+}
+
+#[test]
+fn a_command_rung_while_the_worker_is_busy_does_not_pass_for_done() {
+    let memory = words(1);
+    let bells = Doorbells::new(&memory, 1).unwrap();
+    bells.ring(0, 1);
+    bells.ring(0, 2); // the parent's mistake: the worker has not finished the first
+    bells.complete(0, 5, 1);
+    assert!(!bells.is_done(0), "the second command is not done");
+    bells.complete(0, 6, 2);
+    assert!(bells.is_done(0) && bells.done_kind(0) == 6);
 }
 
 #[test]

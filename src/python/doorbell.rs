@@ -8,19 +8,19 @@ use super::{check_signals, enter_core};
 use crate::doorbell::{Doorbells as Bells, Patience};
 use crate::error::Error;
 use crate::ffi::SharedMapping;
-use crate::spin_budget::SpinBudget;
+use crate::poll_budget::PollBudget;
 
 #[pyclass(module = "torchwm._core", name = "Doorbells", frozen)]
 pub(crate) struct Doorbells {
     words: SharedMapping,
     workers: usize,
-    /// This process's spin budget: each side of a vectorizer waits through its own copy.
-    spin: SpinBudget,
+    /// This process's polling budget: each side of a vectorizer waits through its own copy.
+    polling: PollBudget,
 }
 
 impl Doorbells {
     fn bells(&self) -> Bells<'_> {
-        Bells::new(self.words.words(), self.workers).expect("checked in the constructor").adapting(&self.spin)
+        Bells::new(self.words.words(), self.workers).expect("checked in the constructor").adapting(&self.polling)
     }
 
     fn check_worker(&self, w: usize) -> PyResult<()> {
@@ -50,7 +50,7 @@ impl Doorbells {
         let needed = Self::words_needed(workers)?;
         let words = SharedMapping::map(fd, needed)?;
         Bells::new(words.words(), workers)?;
-        Ok(Self { words, workers, spin: SpinBudget::default() })
+        Ok(Self { words, workers, polling: PollBudget::default() })
     }
 
     /// How many 32-bit words the buffer for `workers` workers needs.
@@ -70,10 +70,10 @@ impl Doorbells {
         Ok(())
     }
 
-    /// Worker `w`: its result of `kind` is out.
-    fn complete(&self, w: usize, kind: u32) -> PyResult<()> {
+    /// Worker `w`: its result of `kind` to the `served`-th command is out.
+    fn complete(&self, w: usize, kind: u32, served: u32) -> PyResult<()> {
         self.check_worker(w)?;
-        self.bells().complete(w, kind);
+        self.bells().complete(w, kind, served);
         Ok(())
     }
 
@@ -92,7 +92,7 @@ impl Doorbells {
     }
 
     /// Worker `w`: the kind of the command after the `seen`-th, or None after `timeout_s`. Spins up
-    /// to `spin_s` (adapted: [`SpinBudget`]), yields its core between checks for `yield_s`, then sleeps.
+    /// to `spin_s` (adapted: [`PollBudget`]), yields its core between checks for `yield_s`, then sleeps.
     fn wait_command(
         &self,
         py: Python<'_>,

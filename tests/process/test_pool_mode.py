@@ -4,6 +4,7 @@ named by info["env_id"]; each env's own trajectory is what gymnasium's SyncVecto
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections import defaultdict
 from typing import Any
@@ -56,6 +57,11 @@ class ExitOnStepEnv(gym.Env):
 
     def step(self, action: int) -> Any:
         os._exit(3)
+
+
+class QuickEnv(ExitOnStepEnv):
+    def step(self, action: int) -> Any:
+        return np.zeros(1, np.float32), 0.0, False, False, {}
 
 
 def info_envs() -> list[Any]:
@@ -217,6 +223,74 @@ def test_a_dead_worker_is_reported_in_pool_mode():
             for _ in range(3):
                 envs.step(np.zeros(1, np.int64))
         assert envs.closed
+    finally:
+        envs.close()
+
+
+class SlowResetCounter(gym.Env):
+    """Observes the steps since its last reset, which takes 0.3 s."""
+
+    observation_space = gym.spaces.Box(0, 1000, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed=None, options=None):
+        time.sleep(0.3)
+        self.count = 0
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        self.count += 1
+        return np.full(1, self.count, np.float32), 0.0, False, False, {}
+
+
+def interrupt_after(seconds: float) -> None:
+    """Ctrl-C in ``seconds`` (SIGALRM raising KeyboardInterrupt, as Python's SIGINT handler does)."""
+
+    def raise_interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGALRM, raise_interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+
+
+def test_a_reset_interrupted_by_ctrl_c_is_dropped_by_the_next_reset():
+    previous = signal.getsignal(signal.SIGALRM)
+    envs = TorchVectorizedEnv(SlowResetCounter, 3, 1, batch_size=1)
+    try:
+        envs.reset(seed=0)
+        envs.send(np.zeros(1, np.int64))
+        envs.recv()  # a batch waits for its actions: the reset below must forget it
+        interrupt_after(0.1)
+        with pytest.raises(KeyboardInterrupt):
+            envs.reset(seed=1)
+        with pytest.raises(AlreadyPendingCallError):
+            envs.send(np.zeros(1, np.int64))  # the interrupted reset is still pending
+        observations, infos = envs.reset(seed=2)
+        steps = {int(infos["env_id"][0]): 0}
+        assert observations[0, 0] == 0
+        for _ in range(12):
+            envs.send(np.zeros(1, np.int64))
+            observations, _, _, _, infos = envs.recv()
+            env_id = int(infos["env_id"][0])
+            steps[env_id] = steps.get(env_id, -1) + 1  # an env's first batch after the reset is the reset
+            assert observations[0, 0] == steps[env_id], (env_id, steps)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        envs.close()
+
+
+def test_a_dead_worker_is_reported_while_the_others_keep_answering():
+    # Worker 0's env dies at its first step; worker 1's answers at once, every batch.
+    factories = [ExitOnStepEnv, QuickEnv]
+    envs = TorchVectorizedEnv(factories, 2, 1, batch_size=1)
+    try:
+        envs.reset(seed=0)
+        deadline = time.monotonic() + 30
+        with pytest.raises(WorkerCrashedError, match="worker 0"):
+            while time.monotonic() < deadline:
+                envs.send(np.zeros(1, np.int64))
+                envs.recv()
     finally:
         envs.close()
 

@@ -124,6 +124,7 @@ class Stepper:
     """One backend opened for one shape. ``step`` steps a whole batch and returns its observations."""
 
     single_action_space: spaces.Space
+    env: Any  # the backend's vector env: its batched ``action_space`` gives the actions' dtype
 
     def __init__(self, shape: Shape) -> None:
         self.shape = shape
@@ -238,10 +239,12 @@ def open_stepper(backend: str, factory: Callable[[], Any], shape: Shape) -> Step
     raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
 
-def random_actions(space: spaces.Space, batch_size: int, seed: int) -> list[Any]:
-    """``ACTION_BATCHES`` batches of ``batch_size`` random actions from ``space`` (drawn ahead of the timing)."""
+def random_actions(space: spaces.Space, batch_size: int, seed: int, dtype: Any) -> list[Any]:
+    """``ACTION_BATCHES`` batches of ``batch_size`` random actions from ``space`` (drawn ahead of the
+    timing), as arrays of ``dtype``: each backend gets its own batched action space's dtype, what its
+    ``action_space.sample()`` gives a caller (int64 for gymnasium's and torchwm's Discrete, int32 for
+    PufferLib's), so that none pays a conversion the others do not."""
     space.seed(seed)
-    dtype = np.int32 if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)) else None
     return [np.array([space.sample() for _ in range(batch_size)], dtype=dtype) for _ in range(ACTION_BATCHES)]
 
 
@@ -256,7 +259,7 @@ def time_stepper(
     """Env steps per second (one env stepping once counts one) over ``seconds`` of batches of random
     actions, the ``caller``'s work (its policy) before each batch's step, all counted in the time."""
     batch = stepper.shape.batch_size
-    actions = random_actions(stepper.single_action_space, batch, seed)
+    actions = random_actions(stepper.single_action_space, batch, seed, stepper.env.action_space.dtype)
     stepper.reset(seed)
     for i in range(warmup_steps):
         stepper.step(actions[i % ACTION_BATCHES])

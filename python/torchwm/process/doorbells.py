@@ -3,10 +3,10 @@ atomic words in a shared memfd (``torchwm._core.Doorbells``), spinning on them a
 (yielding the core between checks) while that pays, then sleeping on a futex. A step through shared
 memory costs no pipe message and, while the other side is awake, no system call.
 
-How long each side spins and polls before it sleeps is decided here, from the cores this process may
-use: both only pay when every process that waits has a core of its own. Within that cap each waiter
-adapts its spin to how long its recent waits took (``torchwm._core``'s spin budget: zero on a busy
-machine or behind a slow policy).
+How long each side may spin and poll before it sleeps is decided here, from the cores this process
+may use: both only pay when every process that waits has a core of its own. Within that cap each
+waiter adapts (``src/poll_budget.rs``): it spins about as long as its recent waits took, and stops
+polling altogether for a while once it loses its core while polling (a busy machine).
 """
 
 from __future__ import annotations
@@ -40,12 +40,11 @@ def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, 
     """``(parent, worker)`` patience for ``num_workers`` workers on ``cores`` cores (default: this
     process's). With a core for every worker and the parent, both spin for as long as their recent
     waits took (up to a millisecond; a wake-up costs tens of microseconds, more than a cheap env's
-    step), then poll with ``sched_yield`` for up to a millisecond. A fixed spin would starve the process
-    waited for whenever something else wants the cores (measured on a loaded 2-core machine: 2.9 ms a
-    batch instead of 50 us); the adaptive one falls to zero there, and a yielding waiter gives its
-    core away and still sees the doorbell within a microsecond when the core is free. With fewer
-    cores, the parent sleeps at once (its core goes to a worker) and a worker polls briefly (the
-    parent's next command follows its own, usually short, work)."""
+    step), then poll with ``sched_yield`` for up to a millisecond. On a machine busy with other work
+    the budget turns polling off (a spinning waiter starves the process it waits for, a yielding one
+    hands its core to another job for a whole time slice; a sleeper is woken with priority). With
+    fewer cores than processes, the parent sleeps at once (its core goes to a worker) and a worker
+    polls briefly (the parent's next command follows its own, usually short, work)."""
     cores = cores if cores is not None else len(os.sched_getaffinity(0))
     if num_workers + 1 <= cores:
         return Patience(SPIN_CAP_S, POLL_S), Patience(SPIN_CAP_S, POLL_S)
@@ -65,8 +64,12 @@ class DoorbellMemory:
             except BaseException:
                 os.close(fd)
                 raise
+        try:
+            self.bells = _core.Doorbells(fd, num_workers)
+        except BaseException:
+            os.close(fd)
+            raise
         self.fd = fd
-        self.bells = _core.Doorbells(fd, num_workers)
 
     def close(self) -> None:
         """Closes the fd (the mapping stays until this object goes); safe to call more than once."""

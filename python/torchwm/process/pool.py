@@ -58,6 +58,7 @@ class WorkerPool:
         self.pipe_polls: list[Any] = []  # a select.poll of each worker's pipe
         self.deaths = select.poll()  # the descriptors that become readable when a worker dies
         self.watched: dict[int, int] = {}  # death descriptor -> worker
+        self.next_liveness_check = 0.0  # time.monotonic() of the next look at the workers' lives
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
         # Guarded by pid: a copy of this env in a process forked later (a worker of a newer env) must
         # not shut down workers it does not own.
@@ -196,6 +197,11 @@ class WorkerPool:
             )
             if done:
                 self._receive(done, deadline)
+                # In pool mode the others may keep answering while one worker is dead: look anyway,
+                # every LIVENESS_CHECK_S over the calls.
+                if time.monotonic() >= self.next_liveness_check:
+                    self.next_liveness_check = time.monotonic() + LIVENESS_CHECK_S
+                    self._check_deaths()
             else:
                 self._check_deaths()
                 if deadline is not None and time.monotonic() >= deadline:

@@ -121,9 +121,10 @@ class PoolModeMixin:
 
     def _pool_reset(self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None) -> Any:
         """Resets every env; returns the first batch. Steps in flight (a ``send`` not received
-        included) and results not taken are dropped."""
-        if self._state is AsyncState.WAITING_STEP:
+        included), results not taken and a reset interrupted (Ctrl-C) are dropped."""
+        if self._state in (AsyncState.WAITING_STEP, AsyncState.WAITING_RESET):
             self._state = AsyncState.DEFAULT
+        self._held = []  # the last batch's workers are no longer waiting for actions
         pool = self._live_pool("reset")
         if options is not None and "reset_mask" in options:
             raise InvalidArgumentError(

@@ -69,6 +69,7 @@ class Worker:
         self.first_ppid = os.getppid()
         self.bells = config.doorbells.bells
         self.envs: list[Any] = []
+        self.served = 0  # commands received so far (the doorbell's count, modulo 2**32): the one served last
         self.current = config.first_env  # the env being called (named in error reports)
         self.handlers: dict[Message, Callable[[Any], bytes]] = {
             Message.STEP: self.step,
@@ -115,12 +116,11 @@ class Worker:
         self.box_rows = BoxRows.of(self.views.observations)
 
     def _serve(self) -> None:
-        seen = 0  # commands received so far (the doorbell's count, modulo 2**32)
         while True:
-            kind = self._next_command(seen)
+            kind = self._next_command(self.served)
             if kind is None:
                 return
-            seen = (seen + 1) & _U32
+            self.served = (self.served + 1) & _U32
             if kind == Message.STEP_SHARED:
                 assert self.views.actions is not None
                 handler: Callable[[Any], bytes] = self._step
@@ -136,9 +136,9 @@ class Worker:
         """Rings the parent's doorbell, then writes the reply's frame unless the step's results are all
         in shared memory. The bell first: a frame larger than the pipe's buffer is read while written."""
         if reply is STEP_DONE_FRAME:
-            self.bells.complete(self.config.index, Message.STEP_DONE)
+            self.bells.complete(self.config.index, Message.STEP_DONE, self.served)
             return
-        self.bells.complete(self.config.index, Message.FRAME)
+        self.bells.complete(self.config.index, Message.FRAME, self.served)
         write_frame(self.fd, reply)
 
     def _handle(self, handler: Callable[[Any], bytes], payload: Any, limited: bool) -> bytes:
