@@ -79,6 +79,11 @@ fn main() {
     if sanitize.is_empty() {
         ale.flag("-fomit-frame-pointer");
     }
+    // zig's clang driver turns -O3 into -O2 for the compiler proper (zig's ReleaseFast): the -O3 after it
+    // reaches clang's own options. GCC goes without (it has no -Xclang and compiles at -O3 already).
+    if ale.get_compiler().is_like_clang() {
+        ale.flag("-Xclang").flag("-O3");
+    }
     let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
