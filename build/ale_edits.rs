@@ -92,6 +92,10 @@ pub const PATCHES: [FilePatch; 13] = [
                 anchor: "        break;\n      }\n    }\n  }\n",
                 text: "#endif\n#include \"tia/mixed_objects.inc\"\n",
             },
+            Edit::InsertAfter {
+                anchor: "      case myM0Bit | myM1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mM0 = &myCurrentM0Mask[hpos];\n        const uint8_t* mM1 = &myCurrentM1Mask[hpos];\n",
+                text: "#include \"tia/two_missiles.inc\"\n",
+            },
             Edit::InsertBefore {
                 anchor: "  myFramePointer = ending;\n}\n",
                 text: "#include \"tia/scanline_end.inc\"\n",
