@@ -98,6 +98,10 @@ pub const PATCHES: [FilePatch; 13] = [
                 text: "#include \"tia/two_missiles.inc\"\n",
             },
             Edit::InsertBefore {
+                anchor: "        // Now, update a uint32_t at a time\n        for(; myFramePointer < ending; myFramePointer += 4, mask += 4)\n        {\n          *((uint32_t*)myFramePointer) = (myPF & *mask) ? myCOLUPF : myCOLUBK;\n",
+                text: "#include \"tia/playfield_words.inc\"\n",
+            },
+            Edit::InsertBefore {
                 anchor: "  myFramePointer = ending;\n}\n",
                 text: "#include \"tia/scanline_end.inc\"\n",
             },
