@@ -70,8 +70,9 @@ pub const PATCHES: [FilePatch; 13] = [
     // `updateFrameScanline`, which draws each span of a scanline, is the emulator's hottest code after
     // the CPU: its cases work on locals instead of members (src/ffi/tia/scanline_begin.inc and
     // scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
-    // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as does the
-    // case of both missiles for whole 16-pixel blocks before ALE's loop (src/ffi/tia/two_missiles.inc).
+    // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
+    // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
+    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc).
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
