@@ -72,6 +72,18 @@ fn main() {
     for limit in ["-mllvm=-tail-dup-pred-size=1000", "-mllvm=-tail-dup-succ-size=1000"] {
         ale.flag_if_supported(limit);
     }
+    // zig's clang keeps the frame pointer at every optimization level (GCC drops it from -O1 on, so
+    // the flag changes nothing there): one general register fewer, and the hot loops of
+    // updateFrameScanline and poke spilled to the stack for it. Not with the sanitizers, whose
+    // -fno-omit-frame-pointer keeps their stacks readable (docs/performance.md).
+    if sanitize.is_empty() {
+        ale.flag("-fomit-frame-pointer");
+    }
+    // zig's clang driver turns -O3 into -O2 for the compiler proper (zig's ReleaseFast): the -O3 after it
+    // reaches clang's own options. GCC goes without (it has no -Xclang and compiles at -O3 already).
+    if ale.get_compiler().is_like_clang() {
+        ale.flag("-Xclang").flag("-O3");
+    }
     let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
     // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.

@@ -70,7 +70,9 @@ pub const PATCHES: [FilePatch; 13] = [
     // `updateFrameScanline`, which draws each span of a scanline, is the emulator's hottest code after
     // the CPU: its cases work on locals instead of members (src/ffi/tia/scanline_begin.inc and
     // scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
-    // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop).
+    // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
+    // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
+    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc).
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
@@ -91,6 +93,14 @@ pub const PATCHES: [FilePatch; 13] = [
             Edit::InsertBefore {
                 anchor: "        break;\n      }\n    }\n  }\n",
                 text: "#endif\n#include \"tia/mixed_objects.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myM0Bit | myM1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mM0 = &myCurrentM0Mask[hpos];\n        const uint8_t* mM1 = &myCurrentM1Mask[hpos];\n",
+                text: "#include \"tia/two_missiles.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "        // Now, update a uint32_t at a time\n        for(; myFramePointer < ending; myFramePointer += 4, mask += 4)\n        {\n          *((uint32_t*)myFramePointer) = (myPF & *mask) ? myCOLUPF : myCOLUBK;\n",
+                text: "#include \"tia/playfield_words.inc\"\n",
             },
             Edit::InsertBefore {
                 anchor: "  myFramePointer = ending;\n}\n",
