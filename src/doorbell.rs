@@ -67,6 +67,12 @@ impl<'a> Doorbells<'a> {
         Self { budget: Some(budget), ..self }
     }
 
+    /// The patience of a wait asked to be at most `cap`: as the budget allows, if there is one.
+    fn patience(&self, cap: Patience) -> WaitPatience<'a> {
+        let patience = self.budget.map_or(cap, |budget| budget.patience(cap));
+        WaitPatience { patience, budget: self.budget.map(|budget| (budget, cap)) }
+    }
+
     fn worker(&self, w: usize, field: usize) -> &AtomicU32 {
         assert!(w < self.workers, "worker {w} out of range ({} workers)", self.workers);
         &self.words[(w + 1) * LINE_WORDS + field]
@@ -145,13 +151,6 @@ impl<'a> Doorbells<'a> {
 struct WaitPatience<'a> {
     patience: Patience,
     budget: Option<(&'a PollBudget, Patience)>,
-}
-
-impl<'a> Doorbells<'a> {
-    fn patience(&self, cap: Patience) -> WaitPatience<'a> {
-        let patience = self.budget.map_or(cap, |budget| budget.patience(cap));
-        WaitPatience { patience, budget: self.budget.map(|budget| (budget, cap)) }
-    }
 }
 
 /// Spins, yields, then sleeps on `word` (raising `waiting` while it does) until `ready()`; false

@@ -199,8 +199,9 @@ class WorkerPool:
                 self._receive(done, deadline)
                 # In pool mode the others may keep answering while one worker is dead: look anyway,
                 # every LIVENESS_CHECK_S over the calls.
-                if time.monotonic() >= self.next_liveness_check:
-                    self.next_liveness_check = time.monotonic() + LIVENESS_CHECK_S
+                now = time.monotonic()
+                if now >= self.next_liveness_check:
+                    self.next_liveness_check = now + LIVENESS_CHECK_S
                     self._check_deaths()
             else:
                 self._check_deaths()
