@@ -15,6 +15,7 @@ import pytest
 
 import torchwm
 import torchwm.process
+import torchwm.process.doorbells
 from testing_support import measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 
@@ -343,3 +344,12 @@ def test_ctrl_c_during_step_leaves_no_worker_behind(whole_group: bool) -> None:
     finally:
         _kill([child.pid, *pids])
         child.stdout.close()
+
+
+def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -> None:
+    memory = torchwm.process.doorbells.DoorbellMemory(2)
+    try:
+        with pytest.raises(PermissionError):
+            os.ftruncate(memory.fd, 0)  # a shrunk memfd: SIGBUS at the next look at a doorbell
+    finally:
+        memory.close()

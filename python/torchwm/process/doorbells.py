@@ -11,6 +11,7 @@ polling altogether for a while once it loses its core while polling (a busy mach
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass
 from multiprocessing import reduction
@@ -58,9 +59,12 @@ class DoorbellMemory:
     def __init__(self, num_workers: int, fd: int | None = None) -> None:
         self.num_workers = num_workers
         if fd is None:
-            fd = os.memfd_create("torchwm-doorbells", os.MFD_CLOEXEC)
+            fd = os.memfd_create("torchwm-doorbells", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
             try:
                 os.ftruncate(fd, 4 * _core.Doorbells.words_needed(num_workers))
+                # Every process maps it: one that shrank it would crash the others (SIGBUS) at their
+                # next look at a doorbell.
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
             except BaseException:
                 os.close(fd)
                 raise
