@@ -16,8 +16,10 @@ import pytest
 import torchwm
 import torchwm.process
 import torchwm.process.doorbells
+import torchwm.process.worker
 from testing_support import measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
+from torchwm.process.protocol import write_frame
 
 
 def _gone(pid: int) -> bool:
@@ -344,6 +346,52 @@ def test_ctrl_c_during_step_leaves_no_worker_behind(whole_group: bool) -> None:
     finally:
         _kill([child.pid, *pids])
         child.stdout.close()
+
+
+_MID_FRAME_MARKER = "torchwm-test: the worker dies in the middle of this reply " * 8
+
+
+class MarkerEnv(gym.Env):
+    observation_space = gym.spaces.Box(0, 1, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+    marker = _MID_FRAME_MARKER
+
+    def reset(self, *, seed=None, options=None):
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+@pytest.mark.timeout(30)  # the parent's read of the frame's rest blocked for ever
+def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_is_reported(
+    tmp_path, monkeypatch
+) -> None:
+    pid_file = tmp_path / "child"
+
+    def write_half_then_die(fd: int, data: bytes) -> None:
+        """In the worker: the marker's reply is cut short by the worker's death; its child holds the pipe."""
+        if _MID_FRAME_MARKER.encode() not in data:
+            write_frame(fd, data)
+            return
+        os.write(fd, data[: len(data) // 2])
+        child = os.fork()
+        if child == 0:
+            time.sleep(60)  # killed by the test (outlives the timeout below)
+            os._exit(0)
+        pid_file.write_text(str(child))
+        os._exit(3)
+
+    monkeypatch.setattr(torchwm.process.worker, "write_frame", write_half_then_die)  # forked workers inherit it
+    env = TorchVectorizedEnv(MarkerEnv, num_workers=1, envs_per_worker=1, context="fork")
+    try:
+        with pytest.raises(WorkerCrashedError, match="worker 0"):
+            env.get_attr("marker")
+        assert env.closed and all(not p.is_alive() for p in env._pool.processes)
+    finally:
+        env.close()
+        if pid_file.exists():
+            _kill([int(pid_file.read_text())])
 
 
 def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -> None:

@@ -256,7 +256,7 @@ class WorkerPool:
                 self.busy[w] = True  # not collected: the next wait reads it
                 raise mp.TimeoutError(f"worker {w} did not finish its reply in time; call again to keep waiting")
         try:
-            return read_frame(self.fds[w])
+            return read_frame(self.fds[w], self.processes[w].is_alive)
         except (EOFError, OSError):
             self.crashed(w, read_last=False)
 
@@ -264,7 +264,7 @@ class WorkerPool:
         """Worker ``w`` is gone: raises what it reported last (read first), else ``WorkerCrashedError``."""
         if read_last and self.pipes[w].poll(0):
             with contextlib.suppress(EOFError, OSError):
-                kind, payload = decode(read_frame(self.fds[w]))
+                kind, payload = decode(read_frame(self.fds[w], self.processes[w].is_alive))
                 if kind in (Message.FAILED, Message.RAISED):
                     self.shutdown(terminate=True)
                     raise rebuild(payload)

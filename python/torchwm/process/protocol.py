@@ -15,6 +15,8 @@ from __future__ import annotations
 import enum
 import os
 import pickle
+import select
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
@@ -28,6 +30,10 @@ __all__ = [
     "read_frame",
     "write_frame",
 ]
+
+
+# While the rest of a frame is awaited, how often the writer's life is checked (milliseconds).
+WRITER_CHECK_MS = 50
 
 
 class Message(enum.IntEnum):
@@ -77,26 +83,40 @@ def write_frame(fd: int, data: bytes) -> None:
             view = view[os.write(fd, view) :]
 
 
-def read_frame(fd: int) -> bytes:
-    """The body of the next frame on ``fd``; ``EOFError`` when the other end closed. A one-byte body
-    (the doorbell, a step's plain reply) costs one ``read``."""
+def read_frame(fd: int, writer_alive: Callable[[], bool]) -> bytes:
+    """The body of the next frame on ``fd``; ``EOFError`` when the other end closed, or when the writer
+    died in the middle of the frame. A one-byte body (the doorbell, a step's plain reply) costs one
+    ``read``."""
     chunk = os.read(fd, 5)
-    while len(chunk) < 4:
-        more = os.read(fd, 4 - len(chunk))
-        if not more:
-            raise EOFError
-        chunk += more
+    if not chunk:
+        raise EOFError
+    if len(chunk) < 4:
+        chunk += _read_rest(fd, 4 - len(chunk), writer_alive)
     size = int.from_bytes(chunk[:4], "big", signed=True)
     if size < 1:
         raise OSError(f"malformed frame of length {size}")
-    parts = [chunk[4:]]
-    remaining = size - len(parts[0])
-    while remaining > 0:
-        more = os.read(fd, remaining)
+    remaining = size - (len(chunk) - 4)
+    if remaining <= 0:
+        return chunk[4:]
+    return chunk[4:] + _read_rest(fd, remaining, writer_alive)
+
+
+def _read_rest(fd: int, count: int, writer_alive: Callable[[], bool]) -> bytes:
+    """The next ``count`` bytes of a frame begun. Waits for each part with an eye on the writer's life:
+    a child process the writer forked may hold the pipe open, so a writer that died half-way through
+    leaves no end of file, only a pipe that never becomes readable again."""
+    readable = select.poll()
+    readable.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+    parts = []
+    while count > 0:
+        while not readable.poll(WRITER_CHECK_MS):
+            if not writer_alive() and not readable.poll(0):
+                raise EOFError("the writer died in the middle of a frame")
+        more = os.read(fd, count)
         if not more:
             raise EOFError
         parts.append(more)
-        remaining -= len(more)
+        count -= len(more)
     return b"".join(parts)
 
 

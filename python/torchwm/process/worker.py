@@ -126,7 +126,7 @@ class Worker:
                 handler: Callable[[Any], bytes] = self._step
                 payload = self.views.actions.copy()  # the env may keep its action: a private copy
             else:
-                kind, payload = decode(read_frame(self.fd))
+                kind, payload = decode(read_frame(self.fd, self._parent_alive))
                 if kind == Message.CLOSE:
                     return
                 handler = self.handlers[kind]
@@ -163,6 +163,9 @@ class Worker:
                 return kind
             if self._parent_gone():
                 return None
+
+    def _parent_alive(self) -> bool:
+        return not self._parent_gone()
 
     def _parent_gone(self) -> bool:
         """True once the process that created the env has died (SIGKILL included): this worker was
