@@ -362,6 +362,9 @@ class MarkerEnv(gym.Env):
     def step(self, action):
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
+    def big(self) -> bytes:
+        return bytes(8 << 20)  # far more than a pipe's buffer
+
 
 @pytest.mark.timeout(30)  # the parent's read of the frame's rest blocked for ever
 def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_is_reported(
@@ -392,6 +395,16 @@ def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_
         env.close()
         if pid_file.exists():
             _kill([int(pid_file.read_text())])
+
+
+def test_close_takes_a_pending_reply_larger_than_the_pipe_and_the_workers_exit_on_their_own() -> None:
+    env = TorchVectorizedEnv(MarkerEnv, num_workers=2, envs_per_worker=1)
+    processes = env._pool.processes
+    env.call_async("big")  # replies nobody takes: each worker blocks writing its reply
+    with pytest.warns(UserWarning, match="pending call to `call`"):
+        env.close()
+    # Not terminated after a wait (-SIGTERM): the workers wrote their replies, read CLOSE and exited.
+    assert [p.exitcode for p in processes] == [0, 0]
 
 
 def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -> None:

@@ -288,17 +288,29 @@ class WorkerPool:
         self._finalizer()
 
 
-def _join(process: Any, timeout: float | None) -> bool:
+def _join(process: Any, timeout: float | None, drain: int | None = None) -> bool:
     """Waits for ``process`` to exit; True when it has. Asks the OS (``waitpid``) rather than waiting
-    on the process sentinel, which a child the env forked may hold open long after the worker died."""
+    on the process sentinel, which a child the env forked may hold open long after the worker died.
+    Meanwhile, what the process writes on the descriptor ``drain`` is read and dropped."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pause = 0.0005
     while process.is_alive():
         if deadline is not None and time.monotonic() >= deadline:
             return False
-        time.sleep(pause)
+        if drain is None or not _drop_input(drain, pause):
+            time.sleep(pause)
         pause = min(pause * 2, 0.05)
     return True
+
+
+def _drop_input(fd: int, seconds: float) -> bool:
+    """Reads and drops what comes on ``fd`` within ``seconds``; False if nothing came (or its end)."""
+    readable = select.poll()
+    readable.register(fd, select.POLLIN)
+    try:
+        return bool(readable.poll(seconds * 1000)) and bool(os.read(fd, 1 << 16))
+    except OSError:
+        return False
 
 
 def _shutdown(
@@ -313,8 +325,11 @@ def _shutdown(
             # A worker still busy reads the CLOSE frame once it is done: its next command.
             doorbells.bells.ring([w], Message.FRAME)
             write_frame(pipe.fileno(), _CLOSE_FRAME)
-    for process in processes:
-        if not _join(process, CLOSE_TIMEOUT_S):
+    # A worker that is writing a reply nobody will take (larger than the pipe's buffer, it blocks) is
+    # read to the end of it, so that it reads CLOSE and exits on its own. One deadline for them all.
+    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+    for process, pipe in zip(processes, pipes):
+        if not _join(process, max(0.0, deadline - time.monotonic()), pipe.fileno()):
             process.terminate()
             if not _join(process, CLOSE_TIMEOUT_S):
                 process.kill()
