@@ -3,6 +3,7 @@ named by info["env_id"]; each env's own trajectory is what gymnasium's SyncVecto
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import signal
 import time
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import torchwm.process.torch_vectorized_env
 from torchwm import InvalidArgumentError, TorchVectorizedEnv, WorkerCrashedError
 from torchwm.errors import AlreadyPendingCallError, EnvStateError, NoAsyncCallError, ResetNeeded
 
@@ -313,4 +315,57 @@ def test_an_idle_vectorizer_burns_no_cpu():
         used = [cpu_seconds(pid) - start for pid, start in zip(pids, before)]
         assert max(used) < 0.2, used
     finally:
+        envs.close()
+
+
+class GatedStepEnv(QuickEnv):
+    """Its step waits until the file ``gate`` exists: a worker hung in its step until the test lets it go."""
+
+    def __init__(self, gate: str) -> None:
+        self.gate = gate
+
+    def step(self, action: int) -> Any:
+        while not os.path.exists(self.gate):
+            time.sleep(0.01)
+        return super().step(action)
+
+
+@pytest.mark.timeout(30)  # without a timeout of their own, the calls below hung for ever
+def test_calls_do_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
+    previous = signal.getsignal(signal.SIGALRM)
+    gate = str(tmp_path / "gate")
+    envs = TorchVectorizedEnv([lambda: GatedStepEnv(gate), QuickEnv], 2, 1, batch_size=1)
+    try:
+        _, info = envs.reset(seed=0)
+        while info["env_id"].tolist() != [0]:  # until env 0 is in the batch to step
+            envs.send(np.zeros(1, np.int64))
+            _, _, _, _, info = envs.recv()
+        envs.send(np.zeros(1, np.int64))  # env 0 hangs in this step
+        _, _, _, _, info = envs.recv()
+        assert info["env_id"].tolist() == [1]
+        interrupt_after(0.2)
+        with pytest.raises(KeyboardInterrupt):  # Ctrl-C while it waits for the steps in flight
+            envs.get_attr("action_space")
+        # A call without a timeout gives up on the steps in flight after STEPS_IN_FLIGHT_TIMEOUT_S, unsent.
+        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
+        with pytest.raises(mp.TimeoutError):
+            envs.get_attr("action_space")
+        with pytest.raises(mp.TimeoutError):
+            envs.set_attr("marker", 1)
+        # call_wait(timeout) raises gymnasium's class, and the call stays pending.
+        envs.call_async("action_space")
+        with pytest.raises(mp.TimeoutError):
+            envs.call_wait(timeout=0.2)
+        with pytest.raises(AlreadyPendingCallError):
+            envs.send(np.zeros(1, np.int64))
+        open(gate, "w").close()  # the step ends: the call goes out, the step's result waits for recv
+        assert envs.call_wait(timeout=30) == (gym.spaces.Discrete(2),) * 2
+        envs.send(np.zeros(1, np.int64))
+        _, _, _, _, info = envs.recv()
+        assert info["env_id"].tolist() == [0]
+        with pytest.raises(AttributeError):
+            envs.get_attr("marker")  # the set_attr that timed out was never sent
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
         envs.close()

@@ -160,10 +160,12 @@ class WorkerPool:
         self._collect(what, None, len(self.ready) + self.busy.count(True))
         self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
 
-    def stash(self) -> tuple[list[int], list[Any], list[RemoteError]]:
+    def stash(self, what: str, timeout: float | None) -> tuple[list[int], list[Any], list[RemoteError]]:
         """Waits for every command in flight and sets aside the replies not taken, so that a command
-        to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back."""
-        self._collect("a call", None, len(self.ready) + self.busy.count(True))
+        to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back. After
+        ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing set aside (the replies collected
+        so far wait with the others)."""
+        self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         saved = (self.ready, self.replies, self.raised)
         self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
         return saved

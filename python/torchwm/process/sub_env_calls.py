@@ -1,9 +1,9 @@
 """The calls that reach the sub-envs one attribute or method at a time (gymnasium's ``call``/``get_attr``/
 ``set_attr``, Stable-Baselines3's per-env calls, ``render``) over ``TorchVectorizedEnv``'s worker protocol.
 
-A mixin of ``TorchVectorizedEnv`` alone: it uses that class's protocol (``_live_pool``, ``_send``, ``_wait``) and
-counts (``num_workers``, ``envs_per_worker``, ``total_envs``). An exception in any of these
-calls is raised to the caller and leaves the env usable.
+A mixin of ``TorchVectorizedEnv`` alone: it uses that class's protocol (``_live_pool``, ``_send``, ``_wait``,
+``_wait_now``) and counts (``num_workers``, ``envs_per_worker``, ``total_envs``). An exception in any of
+these calls is raised to the caller and leaves the env usable.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ class SubEnvCallsMixin(VectorEnv):
     _live_pool: Any
     _send: Any
     _wait: Any
+    _wait_now: Any
 
     def call_async(self, name: str, *args: Any, **kwargs: Any) -> None:
         pool = self._live_pool("call_async")
@@ -42,14 +43,15 @@ class SubEnvCallsMixin(VectorEnv):
         self._send(pool, Message.CALL, [(name, args, kwargs)] * self.num_workers, f"the arguments of {name}", "call")
 
     def call_wait(self, timeout: float | None = None) -> tuple[Any, ...]:
-        """The results of ``call_async``; an exception of a sub-env is raised here (the env stays usable)."""
-        return tuple(value for reply in self._wait("call", "call", timeout) for value in reply)
+        """The results of ``call_async``; an exception of a sub-env is raised here (the env stays usable),
+        ``multiprocessing.TimeoutError`` after ``timeout`` s (the call stays pending: wait again)."""
+        return _flat(self._wait("call", "call", timeout))
 
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Calls ``name(*args, **kwargs)`` on every sub-env (or reads it, if not callable). An
         exception (a missing attribute, a method that raises) is raised here; the env stays usable."""
         self.call_async(name, *args, **kwargs)
-        return self.call_wait()
+        return _flat(self._wait_now("call", "call"))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """``name`` of every sub-env, called if callable (as gymnasium's vector envs do)."""
@@ -72,7 +74,7 @@ class SubEnvCallsMixin(VectorEnv):
             f"values of {name}",
             "set_attr",
         )
-        self._wait("set_attr", "set_attr", None)
+        self._wait_now("set_attr", "set_attr")
 
     def sb3_call(self, call: str, name: Any, indices: Sequence[int], *args: Any, **kwargs: Any) -> list[Any]:
         """One of Stable-Baselines3's per-env calls (``get_attr``, ``set_attr``, ``has_attr``,
@@ -83,7 +85,7 @@ class SubEnvCallsMixin(VectorEnv):
         chosen, local = per_worker_indices(indices, self.envs_per_worker, self.num_workers)
         payloads = [(call, name, args, kwargs, part) for part in local]
         self._send(pool, Message.SB3_CALL, payloads, f"the arguments of {call}", "sb3_call")
-        return in_caller_order(self._wait("sb3_call", "sb3_call", None), chosen, self.envs_per_worker)
+        return in_caller_order(self._wait_now("sb3_call", "sb3_call"), chosen, self.envs_per_worker)
 
     def render(self) -> tuple[Any, ...] | None:
         """Every sub-env's frame (``call("render")``)."""
@@ -98,3 +100,8 @@ class SubEnvCallsMixin(VectorEnv):
     def np_random(self) -> tuple[np.random.Generator, ...]:  # type: ignore[override]
         """The ``np_random`` generator of every sub-env."""
         return self.get_attr("np_random")
+
+
+def _flat(replies: list[Any]) -> tuple[Any, ...]:
+    """Every env's result, in env order, from the workers' lists of them."""
+    return tuple(value for reply in replies for value in reply)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -53,6 +54,9 @@ from torchwm.process.sub_env_calls import SubEnvCallsMixin
 from torchwm.process.worker import WorkerConfig
 
 STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
+# Pool mode: how long a call that has no timeout (get_attr, set_attr, call) waits for the steps still in
+# flight before it gives up unsent: a worker hung in its step must not hang it.
+STEPS_IN_FLIGHT_TIMEOUT_S = 60.0
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 # Why a step needs a reset first (``ResetNeeded``). A step before the first reset is not refused here:
 # as gymnasium's AsyncVectorEnv does, it goes to the sub-envs (gym.make's OrderEnforcing refuses it).
@@ -137,6 +141,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self.batch_size = parse_batch_size(batch_size, self.num_workers, self.envs_per_worker)
         self._held: list[int] = []  # pool mode: the workers of the last batch, waiting for its actions
         self._stashed: Any = None  # pool mode: the replies set aside while a call runs
+        self._deferred: list[bytes] | None = None  # pool mode: a call's frames, sent once the steps in flight are done
         # Checked now, used by the first reset() that is given no seed.
         self._first_seed = FirstResetSeed(seed, self.total_envs)
         factories = env_factories(env_factory, self.total_envs)
@@ -267,14 +272,17 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     def _send(self, pool: WorkerPool, kind: Message, payloads: list[Any], what: str, pending: str) -> None:
         """Sends ``kind`` with ``payloads[w]`` to worker ``w``: every frame is built (pickled) before
-        anything is written, so a payload that cannot be pickled leaves every worker as it was."""
+        anything is written, so a payload that cannot be pickled leaves every worker as it was. In pool
+        mode a call other than reset/step is sent by its wait (``_wait``, ``_wait_now``)."""
         try:
             frames = [frame(kind, payload) for payload in payloads]
         except Exception as error:
             raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
         if self.pool_mode and pending not in ("reset", "step"):
-            self._stashed = pool.stash()  # the steps in flight finish first; their results wait
-        pool.send(frames)
+            # The steps in flight finish first: the call goes out from its wait, which has a timeout.
+            self._deferred = frames
+        else:
+            pool.send(frames)
         self._state = async_state(pending)
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
@@ -284,11 +292,13 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
         try:
+            if self._deferred is not None:
+                timeout = self._send_deferred(pool, pending, timeout)
             replies = pool.gather(pending, timeout)
         except (mp.TimeoutError, KeyboardInterrupt):
             raise
         except BaseException:
-            self._state = AsyncState.DEFAULT
+            self._state, self._deferred = AsyncState.DEFAULT, None
             self._unstash(pool)
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
@@ -296,6 +306,33 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self._state = AsyncState.DEFAULT
         self._unstash(pool)
         return replies
+
+    def _wait_now(self, call: str, pending: str) -> list[Any]:
+        """The replies to the call just made by a method without a timeout (``get_attr``, ``set_attr``...).
+        In pool mode it waits for the steps in flight at most ``STEPS_IN_FLIGHT_TIMEOUT_S``: a worker
+        hung in its step raises ``multiprocessing.TimeoutError``, as gymnasium's ``call_wait(timeout)``
+        would, and the call is dropped unsent (the env as it was). The call itself has no time limit,
+        as gymnasium's has none."""
+        if self._deferred is not None:
+            pool = self._open_pool()
+            try:
+                self._send_deferred(pool, f"{call} (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
+            except BaseException:
+                if self._deferred is not None:  # not sent: nothing is pending
+                    self._state, self._deferred = AsyncState.DEFAULT, None
+                raise
+        return self._wait(call, pending, None)
+
+    def _send_deferred(self, pool: WorkerPool, what: str, timeout: float | None) -> float | None:
+        """Pool mode: sends the pending call once the steps in flight are done (their replies wait
+        until the call's are in); returns what is left of ``timeout``. A timeout or Ctrl-C while the
+        steps finish leaves the call pending, unsent."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._stashed = pool.stash(what, timeout)
+        frames, self._deferred = self._deferred, None
+        assert frames is not None
+        pool.send(frames)
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     def _unstash(self, pool: WorkerPool) -> None:
         if self._stashed is not None:
