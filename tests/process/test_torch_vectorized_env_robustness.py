@@ -293,7 +293,7 @@ def test_copy_false_returns_the_shared_buffer() -> None:
 
 
 _CTRL_C_SCRIPT = """
-import time, numpy as np, gymnasium as gym
+import os, time, numpy as np, gymnasium as gym
 from torchwm import TorchVectorizedEnv
 
 class SlowStep(gym.Env):
@@ -302,7 +302,9 @@ class SlowStep(gym.Env):
     def reset(self, *, seed=None, options=None):
         return np.zeros(1, np.float32), {}
     def step(self, action):
-        print("in step", flush=True)  # the worker shares the script's stdout: the test waits for this
+        # The worker shares the script's stdout: the test waits for this line. One write, so that the
+        # two workers' lines cannot interleave (print writes the line and its end apart when unbuffered).
+        os.write(1, b"in step\\n")
         time.sleep(2)
         return np.ones(1, np.float32), 1.0, False, False, {}
 
