@@ -330,19 +330,29 @@ class GatedStepEnv(QuickEnv):
         return super().step(action)
 
 
+def gated_and_quick_envs(gate: str) -> TorchVectorizedEnv:
+    """Two workers of one env each, batches of one: env 0 steps only once the file ``gate`` exists."""
+    return TorchVectorizedEnv([lambda: GatedStepEnv(gate), QuickEnv], 2, 1, batch_size=1)
+
+
+def hang_env_0_in_its_step(envs: TorchVectorizedEnv) -> None:
+    """Resets ``gated_and_quick_envs`` and sends env 0 into its step; returns with env 1's batch waiting."""
+    _, info = envs.reset(seed=0)
+    while info["env_id"].tolist() != [0]:  # until env 0 is in the batch to step
+        envs.send(np.zeros(1, np.int64))
+        _, _, _, _, info = envs.recv()
+    envs.send(np.zeros(1, np.int64))  # env 0 hangs in this step
+    _, _, _, _, info = envs.recv()
+    assert info["env_id"].tolist() == [1]
+
+
 @pytest.mark.timeout(30)  # without a timeout of their own, the calls below hung for ever
 def test_calls_do_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
     previous = signal.getsignal(signal.SIGALRM)
     gate = str(tmp_path / "gate")
-    envs = TorchVectorizedEnv([lambda: GatedStepEnv(gate), QuickEnv], 2, 1, batch_size=1)
+    envs = gated_and_quick_envs(gate)
     try:
-        _, info = envs.reset(seed=0)
-        while info["env_id"].tolist() != [0]:  # until env 0 is in the batch to step
-            envs.send(np.zeros(1, np.int64))
-            _, _, _, _, info = envs.recv()
-        envs.send(np.zeros(1, np.int64))  # env 0 hangs in this step
-        _, _, _, _, info = envs.recv()
-        assert info["env_id"].tolist() == [1]
+        hang_env_0_in_its_step(envs)
         interrupt_after(0.2)
         with pytest.raises(KeyboardInterrupt):  # Ctrl-C while it waits for the steps in flight
             envs.get_attr("action_space")
@@ -365,6 +375,36 @@ def test_calls_do_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
         assert info["env_id"].tolist() == [0]
         with pytest.raises(AttributeError):
             envs.get_attr("marker")  # the set_attr that timed out was never sent
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        envs.close()
+
+
+@pytest.mark.timeout(30)  # reset() waited for the steps in flight without limit: it hung for ever
+def test_reset_does_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
+    previous = signal.getsignal(signal.SIGALRM)
+    gate = str(tmp_path / "gate")
+    envs = gated_and_quick_envs(gate)
+    try:
+        hang_env_0_in_its_step(envs)
+        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
+        with pytest.raises(mp.TimeoutError, match="reset"):
+            envs.reset(seed=1)
+        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 60.0)
+        interrupt_after(0.2)
+        with pytest.raises(KeyboardInterrupt):  # Ctrl-C while reset() waits for the steps in flight
+            envs.reset(seed=1)
+        # The env as it was: env 1's batch waits for its actions, env 0 is still in its step.
+        for _ in range(3):
+            envs.send(np.zeros(1, np.int64))
+            _, _, _, _, info = envs.recv()
+            assert info["env_id"].tolist() == [1]
+        open(gate, "w").close()  # env 0's step ends: the next reset drops it and resets every env
+        observations, info = envs.reset(seed=1)
+        assert observations.shape == (1, 1) and info["env_id"].tolist() in ([0], [1])
+        envs.send(np.zeros(1, np.int64))
+        assert envs.recv()[4]["env_id"].tolist() in ([0], [1])
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

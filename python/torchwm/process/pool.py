@@ -155,9 +155,11 @@ class WorkerPool:
         taken, self.ready = self.ready[:count], self.ready[count:]
         return taken, self._take(taken, [self.replies[w] for w in taken])
 
-    def drop_all(self, what: str) -> None:
-        """Waits for every command in flight and drops every reply not taken (pool mode's reset)."""
-        self._collect(what, None, len(self.ready) + self.busy.count(True))
+    def drop_all(self, what: str, timeout: float | None) -> None:
+        """Waits for every command in flight and drops every reply not taken (pool mode's reset). After
+        ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the replies collected so
+        far wait with the others)."""
+        self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
 
     def stash(self, what: str, timeout: float | None) -> tuple[list[int], list[Any], list[RemoteError]]:

@@ -72,6 +72,7 @@ class PoolModeMixin:
     _live_pool: Any
     _open_pool: Any
     _send: Any
+    _drop_steps_in_flight: Any
     step_async: Any
     step_wait: Any
 
@@ -121,18 +122,22 @@ class PoolModeMixin:
 
     def _pool_reset(self, seed: int | Sequence[int | None] | None, options: dict[str, Any] | None) -> Any:
         """Resets every env; returns the first batch. Steps in flight (a ``send`` not received
-        included), results not taken and a reset interrupted (Ctrl-C) are dropped."""
-        if self._state in (AsyncState.WAITING_STEP, AsyncState.WAITING_RESET):
-            self._state = AsyncState.DEFAULT
-        self._held = []  # the last batch's workers are no longer waiting for actions
-        pool = self._live_pool("reset")
+        included), results not taken and a reset interrupted (Ctrl-C) are dropped. Those steps are
+        waited for at most ``STEPS_IN_FLIGHT_TIMEOUT_S`` (``multiprocessing.TimeoutError``: a worker
+        hung in its step); that timeout, Ctrl-C meanwhile or a refused argument leave the env as it
+        was (a step in flight still to ``recv``, a batch still waiting for its actions)."""
+        # A step in flight or a reset interrupted is dropped by this reset; any other pending call is refused.
+        droppable = self._state in (AsyncState.WAITING_STEP, AsyncState.WAITING_RESET)
+        pool = self._open_pool() if droppable else self._live_pool("reset")
         if options is not None and "reset_mask" in options:
             raise InvalidArgumentError(
                 "reset(options={'reset_mask': ...}) is not supported in pool mode (batch_size < num_envs): "
                 "every env is reset"
             )
         seeds = parse_seeds(self._first_seed(seed), self.total_envs)
-        pool.drop_all("reset")  # the steps still in flight, and the results not taken: dropped
+        self._drop_steps_in_flight(pool)
+        self._state = AsyncState.DEFAULT
+        self._held = []  # the last batch's workers are no longer waiting for actions
         k, n = self.envs_per_worker, self.num_workers
         payloads = [(s, options, None) for s in blocks(seeds, k, n)]
         self._send(pool, Message.RESET, payloads, "reset options", "reset")

@@ -54,8 +54,8 @@ from torchwm.process.sub_env_calls import SubEnvCallsMixin
 from torchwm.process.worker import WorkerConfig
 
 STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
-# Pool mode: how long a call that has no timeout (get_attr, set_attr, call) waits for the steps still in
-# flight before it gives up unsent: a worker hung in its step must not hang it.
+# Pool mode: how long a call that has no timeout (reset, get_attr, set_attr, call) waits for the steps still
+# in flight before it gives up unsent: a worker hung in its step must not hang it.
 STEPS_IN_FLIGHT_TIMEOUT_S = 60.0
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 # Why a step needs a reset first (``ResetNeeded``). A step before the first reset is not refused here:
@@ -333,6 +333,12 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         assert frames is not None
         pool.send(frames)
         return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def _drop_steps_in_flight(self, pool: WorkerPool) -> None:
+        """Pool mode's reset: waits for the steps in flight (an interrupted reset's too) and drops every
+        reply not taken. A worker hung in its step raises ``multiprocessing.TimeoutError`` after
+        ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or Ctrl-C drops nothing."""
+        pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
 
     def _unstash(self, pool: WorkerPool) -> None:
         if self._stashed is not None:
