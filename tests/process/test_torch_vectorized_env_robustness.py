@@ -89,6 +89,26 @@ def test_dead_worker_whose_forked_child_holds_the_pipe_is_detected(tmp_path) -> 
             _kill([int(line) for line in f if line.strip()])
 
 
+@pytest.mark.timeout(30)  # the parent's write of the command's rest blocked for ever
+def test_a_command_larger_than_the_pipe_to_a_dead_worker_whose_child_holds_the_pipe_is_reported(tmp_path) -> None:
+    pid_file = str(tmp_path / "children")
+
+    def factory() -> gym.Env:
+        return ForkingEnv(pid_file)
+
+    env = TorchVectorizedEnv(factory, num_workers=1, envs_per_worker=1)
+    try:
+        os.kill(env.worker_pids[0], signal.SIGKILL)  # dies idle: no reply of it is awaited
+        assert not _wait_gone(env.worker_pids, 5)
+        with pytest.raises(WorkerCrashedError, match="worker 0"):
+            env.set_attr("blob", bytes(8 << 20))  # far more than the pipe's buffer
+        assert env.closed
+    finally:
+        env.close()
+        with open(pid_file) as f:
+            _kill([int(line) for line in f if line.strip()])
+
+
 class OldApiGymEnv(gym.Env):
     """The Gym vector guide's ``DictEnv``: a gymnasium.Env speaking the old API (reset() -> obs,
     step() -> 4-tuple)."""
@@ -374,10 +394,10 @@ def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_
 ) -> None:
     pid_file = tmp_path / "child"
 
-    def write_half_then_die(fd: int, data: bytes) -> None:
+    def write_half_then_die(fd: int, data: bytes, reader_alive) -> None:
         """In the worker: the marker's reply is cut short by the worker's death; its child holds the pipe."""
         if _MID_FRAME_MARKER.encode() not in data:
-            write_frame(fd, data)
+            write_frame(fd, data, reader_alive)
             return
         os.write(fd, data[: len(data) // 2])
         child = os.fork()

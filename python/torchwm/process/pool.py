@@ -112,8 +112,10 @@ class WorkerPool:
 
     def send(self, frames: list[bytes], workers: list[int] | None = None) -> None:
         """Writes ``frames[i]`` to worker ``workers[i]`` (default: every worker), each announced by its
-        doorbell. Interrupted half-way (Ctrl-C), the workers are out of step with each other: they
-        are shut down and the interrupt goes on."""
+        doorbell. A worker that is gone is reported (:meth:`crashed`), even one whose pipe a child of
+        it holds open: a frame larger than the pipe's buffer would wait for it for ever. Interrupted
+        half-way (Ctrl-C), the workers are out of step with each other: they are shut down and the
+        interrupt goes on."""
         workers = list(range(len(self.fds))) if workers is None else workers
         w = 0
         try:
@@ -121,7 +123,7 @@ class WorkerPool:
                 self.busy[w] = True
                 self.bells.ring([w], Message.FRAME)  # first: a frame larger than the pipe is read as written
                 try:
-                    write_frame(self.fds[w], data)
+                    write_frame(self.fds[w], data, self.processes[w].is_alive)
                 except OSError:  # BrokenPipeError included: the worker is gone
                     self.crashed(w)
         except BaseException:
@@ -317,6 +319,13 @@ def _drop_input(fd: int, seconds: float) -> bool:
         return False
 
 
+def _has_room(fd: int) -> bool:
+    """Whether a frame of at most ``PIPE_BUF`` bytes can be written to ``fd`` without blocking."""
+    writable = select.poll()
+    writable.register(fd, select.POLLOUT)
+    return bool(writable.poll(0))
+
+
 def _shutdown(
     owner_pid: int, processes: list[Any], pipes: list[Any], death_fds: list[int], doorbells: DoorbellMemory
 ) -> None:
@@ -324,11 +333,14 @@ def _shutdown(
     one that started them (a forked copy of the env); safe to call more than once."""
     if os.getpid() != owner_pid:
         return
-    for w, pipe in enumerate(pipes):
+    for w, (process, pipe) in enumerate(zip(processes, pipes)):
         with contextlib.suppress(Exception):
-            # A worker still busy reads the CLOSE frame once it is done: its next command.
-            doorbells.bells.ring([w], Message.FRAME)
-            write_frame(pipe.fileno(), _CLOSE_FRAME)
+            # A worker still busy reads the CLOSE frame once it is done: its next command. A pipe with
+            # no room left (a worker that died before taking a command, a child of it holding the pipe)
+            # would block the write for ever: that worker gets no CLOSE and is terminated after the wait.
+            if _has_room(pipe.fileno()):
+                doorbells.bells.ring([w], Message.FRAME)
+                write_frame(pipe.fileno(), _CLOSE_FRAME, process.is_alive)
     # A worker that is writing a reply nobody will take (larger than the pipe's buffer, it blocks) is
     # read to the end of it, so that it reads CLOSE and exits on its own. One deadline for them all.
     deadline = time.monotonic() + CLOSE_TIMEOUT_S

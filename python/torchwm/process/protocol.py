@@ -32,8 +32,12 @@ __all__ = [
 ]
 
 
-# While the rest of a frame is awaited, how often the writer's life is checked (milliseconds).
-WRITER_CHECK_MS = 50
+# While the rest of a frame is awaited (read) or waits for room (written), how often the other end's
+# life is checked (milliseconds).
+PEER_CHECK_MS = 50
+# The largest frame written with one blocking write: at most what a pipe takes atomically, which an
+# idle reader's empty pipe always has room for (a step's actions, most commands).
+ONE_WRITE_MAX = select.PIPE_BUF
 
 
 class Message(enum.IntEnum):
@@ -74,13 +78,40 @@ def frame(kind: Message, payload: Any = None) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
-def write_frame(fd: int, data: bytes) -> None:
-    """Writes a frame built by :func:`frame` (all of it: ``os.write`` may write less)."""
+def write_frame(fd: int, data: bytes, reader_alive: Callable[[], bool]) -> None:
+    """Writes a frame built by :func:`frame`, all of it; ``BrokenPipeError`` when the reader died before
+    taking it. A frame of at most ``ONE_WRITE_MAX`` bytes costs one ``write``."""
+    if len(data) > ONE_WRITE_MAX:
+        _write_rest(fd, memoryview(data), reader_alive)
+        return
     written = os.write(fd, data)
-    if written < len(data):  # a frame larger than the pipe's buffer
-        view = memoryview(data)[written:]
+    if written < len(data):  # cut short by a signal
+        _write_rest(fd, memoryview(data)[written:], reader_alive)
+
+
+def _write_rest(fd: int, view: memoryview, reader_alive: Callable[[], bool]) -> None:
+    """Writes ``view`` as the reader makes room for it, with an eye on the reader's life: a child process
+    the reader forked may hold the pipe open, so a reader that died leaves no broken pipe, only a pipe
+    that never has room again. The descriptor is non-blocking meanwhile (a blocking write waits until
+    all of it is written); it is blocking otherwise, as every pipe of the protocol."""
+    try:
+        os.set_blocking(fd, False)
         while view:
-            view = view[os.write(fd, view) :]
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                _await_room(fd, reader_alive)
+    finally:
+        os.set_blocking(fd, True)
+
+
+def _await_room(fd: int, reader_alive: Callable[[], bool]) -> None:
+    """Waits until the pipe ``fd`` has room; ``BrokenPipeError`` if its reader dies first."""
+    writable = select.poll()
+    writable.register(fd, select.POLLOUT)
+    while not writable.poll(PEER_CHECK_MS):
+        if not reader_alive() and not writable.poll(0):
+            raise BrokenPipeError("the reader died in the middle of a frame")
 
 
 def read_frame(fd: int, writer_alive: Callable[[], bool]) -> bytes:
@@ -109,7 +140,7 @@ def _read_rest(fd: int, count: int, writer_alive: Callable[[], bool]) -> bytes:
     readable.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
     parts = []
     while count > 0:
-        while not readable.poll(WRITER_CHECK_MS):
+        while not readable.poll(PEER_CHECK_MS):
             if not writer_alive() and not readable.poll(0):
                 raise EOFError("the writer died in the middle of a frame")
         more = os.read(fd, count)

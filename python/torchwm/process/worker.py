@@ -83,7 +83,8 @@ class Worker:
     def run(self) -> None:
         try:
             self._start()
-            write_frame(self.fd, frame(Message.READY, [(env.observation_space, env.action_space) for env in self.envs]))
+            spaces_of_envs = [(env.observation_space, env.action_space) for env in self.envs]
+            write_frame(self.fd, frame(Message.READY, spaces_of_envs), self._parent_alive)
             self._serve()
         except (KeyboardInterrupt, EOFError, BrokenPipeError):
             pass
@@ -139,7 +140,7 @@ class Worker:
             self.bells.complete(self.config.index, Message.STEP_DONE, self.served)
             return
         self.bells.complete(self.config.index, Message.FRAME, self.served)
-        write_frame(self.fd, reply)
+        write_frame(self.fd, reply, self._parent_alive)
 
     def _handle(self, handler: Callable[[Any], bytes], payload: Any, limited: bool) -> bytes:
         """The reply to one command; ``limited`` ones run holding a ``max_concurrency`` permit."""
