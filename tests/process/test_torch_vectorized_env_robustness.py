@@ -429,6 +429,44 @@ def test_close_takes_a_pending_reply_larger_than_the_pipe_and_the_workers_exit_o
     assert [p.exitcode for p in processes] == [0, 0]
 
 
+class SleepyStepEnv(MarkerEnv):
+    """Its step creates the file ``began``, then sleeps: hung, as far as close() can tell."""
+
+    def __init__(self, began: str) -> None:
+        self.began = began
+
+    def step(self, action):
+        open(self.began, "w").close()
+        time.sleep(30)
+        return super().step(action)
+
+
+@pytest.mark.timeout(30)
+def test_close_with_a_timeout_gives_a_pending_step_that_long_then_terminates_the_workers(tmp_path) -> None:
+    # A step that ends in time: the workers close their envs and exit on their own (gymnasium's order).
+    env = TorchVectorizedEnv(MarkerEnv, num_workers=1, envs_per_worker=1)
+    processes = env._pool.processes
+    env.reset(seed=0)
+    env.step_async(np.zeros(1, np.int64))
+    with pytest.warns(UserWarning, match="pending call to `step`"):
+        env.close(timeout=10)
+    assert [p.exitcode for p in processes] == [0]
+    # A step hung: terminated once the timeout is over (was: after CLOSE_TIMEOUT_S, 5 s, whatever the timeout).
+    began = str(tmp_path / "began")
+    env = TorchVectorizedEnv(lambda: SleepyStepEnv(began), num_workers=1, envs_per_worker=1)
+    processes = env._pool.processes
+    env.reset(seed=0)
+    env.step_async(np.zeros(1, np.int64))
+    deadline = time.monotonic() + 10
+    while not os.path.exists(began) and time.monotonic() < deadline:  # the worker is in its step
+        time.sleep(0.01)
+    start = time.monotonic()
+    with pytest.warns(UserWarning, match="pending call to `step`"):
+        env.close(timeout=0.2)
+    assert time.monotonic() - start < 3.0
+    assert [p.exitcode for p in processes] == [-signal.SIGTERM]
+
+
 def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -> None:
     memory = torchwm.process.doorbells.DoorbellMemory(2)
     try:

@@ -283,15 +283,33 @@ class WorkerPool:
             f"with exit code {process.exitcode}; the other workers were shut down"
         )
 
-    def shutdown(self, terminate: bool = False) -> None:
+    def shutdown(self, terminate: bool = False, timeout: float | None = None) -> None:
         """Stops every worker (terminated at once with ``terminate``); safe to call more than once.
-        In a process forked from the owner, only marks this copy closed."""
+        With ``timeout``, the workers busy with a command get that long to finish it, then every worker
+        is terminated (gymnasium's ``close(timeout=)``); without, ``CLOSE_TIMEOUT_S`` to exit. In a
+        process forked from the owner, only marks this copy closed."""
+        if not terminate and timeout is not None and not self.closed and os.getpid() == self.owner_pid:
+            terminate = not self._commands_finish_within(timeout)
         self.closed = True
         if terminate and os.getpid() == self.owner_pid:
             for process in self.processes:
                 if process.is_alive():
                     process.terminate()
         self._finalizer()
+
+    def _commands_finish_within(self, timeout: float) -> bool:
+        """Whether every live worker busy with a command finishes it (rings its doorbell) within
+        ``timeout`` s. The replies are not read: the shutdown drops them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            busy = [w for w in self._busy_and_alive() if not self.bells.is_done(w)]
+            left = deadline - time.monotonic()
+            if not busy or left <= 0:
+                return not busy
+            self.bells.wait_done(busy, len(busy), 0.0, 0.0, min(LIVENESS_CHECK_S, left))
+
+    def _busy_and_alive(self) -> list[int]:
+        return [w for w, busy in enumerate(self.busy) if busy and self.processes[w].is_alive()]
 
 
 def _join(process: Any, timeout: float | None, drain: int | None = None) -> bool:

@@ -483,8 +483,13 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         return self.step_wait()
 
     def close_extras(self, timeout: float | None = None, terminate: bool = False, **kwargs: Any) -> None:
+        """As ``AsyncVectorEnv``'s: ``terminate`` terminates the workers at once; ``timeout`` gives the
+        workers still busy with a call (in pool mode: a step in flight) that many seconds to finish it,
+        then terminates every worker. Without either, a busy worker gets ``CLOSE_TIMEOUT_S`` (5 s) to
+        finish and exit before it is terminated (gymnasium waits for it without limit)."""
+        timeout = parse_timeout(timeout)
         if self._pool is not None:
-            self._pool.shutdown(terminate=terminate)
+            self._pool.shutdown(terminate=terminate, timeout=timeout)
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
