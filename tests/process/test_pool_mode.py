@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import defaultdict
 from typing import Any
@@ -186,6 +187,16 @@ def test_a_reset_drops_what_the_workers_were_doing(pool_env):
     for i, o in zip(info["env_id"].tolist(), obs):
         if i in fresh_by_env:
             np.testing.assert_array_equal(o, fresh_by_env[i])
+
+
+def test_reset_options_that_cannot_be_sent_leave_the_step_in_flight(pool_env):
+    pool_env.reset(seed=0)
+    pool_env.send(np.zeros(BATCH, np.int64))
+    with pytest.raises(InvalidArgumentError, match="reset options cannot be sent"):
+        pool_env.reset(options={"lock": threading.Lock()})  # a lock cannot be pickled
+    obs, rewards, *_, info = pool_env.recv()  # the step in flight was not dropped
+    assert obs.shape == (BATCH, 4) and len(info["env_id"]) == BATCH
+    pool_env.step(np.zeros(BATCH, np.int64))
 
 
 @pytest.mark.parametrize("batch_size", [0, 3, 10, 2.0, True, -2, "4"])

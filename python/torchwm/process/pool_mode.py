@@ -22,7 +22,7 @@ from torchwm._vector_args import parse_seeds, parse_timeout
 from torchwm._worker_blocks import blocks
 from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
-from torchwm.process.protocol import Message, frame
+from torchwm.process.protocol import Message
 from torchwm.process.remote_errors import log_like_gymnasium
 
 __all__ = ["PoolModeMixin"]
@@ -71,7 +71,8 @@ class PoolModeMixin:
     _first_seed: Any
     _live_pool: Any
     _open_pool: Any
-    _send: Any
+    _frames: Any
+    _send_frames: Any
     _drop_steps_in_flight: Any
     step_async: Any
     step_wait: Any
@@ -135,12 +136,13 @@ class PoolModeMixin:
                 "every env is reset"
             )
         seeds = parse_seeds(self._first_seed(seed), self.total_envs)
+        k, n = self.envs_per_worker, self.num_workers
+        # Pickled before anything is dropped: options that cannot be sent leave the env as it was.
+        frames = self._frames(Message.RESET, [(s, options, None) for s in blocks(seeds, k, n)], "reset options")
         self._drop_steps_in_flight(pool)
         self._state = AsyncState.DEFAULT
         self._held = []  # the last batch's workers are no longer waiting for actions
-        k, n = self.envs_per_worker, self.num_workers
-        payloads = [(s, options, None) for s in blocks(seeds, k, n)]
-        self._send(pool, Message.RESET, payloads, "reset options", "reset")
+        self._send_frames(pool, frames, "reset")
         self._first_seed.forget()
         workers, replies = self._gather_batch(pool, "reset", None)
         self._state = AsyncState.DEFAULT
@@ -197,8 +199,4 @@ class PoolModeMixin:
         return actions
 
     def _send_to(self, pool: Any, workers: list[int], kind: Message, payloads: list[Any]) -> None:
-        try:
-            frames = [frame(kind, payload) for payload in payloads]
-        except Exception as error:
-            raise InvalidArgumentError(f"actions cannot be sent to the worker processes (pickled): {error}") from error
-        pool.send(frames, workers)
+        pool.send(self._frames(kind, payloads, "actions"), workers)

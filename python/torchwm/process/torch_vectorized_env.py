@@ -274,10 +274,19 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         """Sends ``kind`` with ``payloads[w]`` to worker ``w``: every frame is built (pickled) before
         anything is written, so a payload that cannot be pickled leaves every worker as it was. In pool
         mode a call other than reset/step is sent by its wait (``_wait``, ``_wait_now``)."""
+        self._send_frames(pool, self._frames(kind, payloads, what), pending)
+
+    @staticmethod
+    def _frames(kind: Message, payloads: list[Any], what: str) -> list[bytes]:
+        """The frames of ``kind`` with each payload; ``InvalidArgumentError`` naming ``what`` if one cannot
+        be pickled (nothing is sent then)."""
         try:
-            frames = [frame(kind, payload) for payload in payloads]
+            return [frame(kind, payload) for payload in payloads]
         except Exception as error:
             raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
+
+    def _send_frames(self, pool: WorkerPool, frames: list[bytes], pending: str) -> None:
+        """Sends frames built by :meth:`_frames`, one a worker, and marks ``pending`` as the call waited for."""
         if self.pool_mode and pending not in ("reset", "step"):
             # The steps in flight finish first: the call goes out from its wait, which has a timeout.
             self._deferred = frames
