@@ -16,6 +16,7 @@ import pytest
 import torchwm
 import torchwm.process
 import torchwm.process.doorbells
+import torchwm.process.pool
 import torchwm.process.worker
 from testing_support import measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
@@ -474,3 +475,97 @@ def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -
             os.ftruncate(memory.fd, 0)  # a shrunk memfd: SIGBUS at the next look at a doorbell
     finally:
         memory.close()
+
+
+def _interrupted_once(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> None:
+    """``owner.name`` raises KeyboardInterrupt at its first call (a Ctrl-C landing there), then runs as before."""
+    original = getattr(owner, name)
+    calls = []
+
+    def interrupted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, interrupted)
+
+
+class _PollInterruptedOnce:
+    """A ``select.poll`` whose first ``poll`` raises KeyboardInterrupt (a Ctrl-C landing there)."""
+
+    def __init__(self, poll: object) -> None:
+        self.inner, self.calls = poll, 0
+
+    def poll(self, *args: object) -> object:
+        self.calls += 1
+        if self.calls == 1:
+            raise KeyboardInterrupt
+        return self.inner.poll(*args)  # type: ignore[attr-defined]
+
+
+def test_ctrl_c_while_a_framed_reply_is_awaited_leaves_it_for_the_next_wait(monkeypatch):
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+    try:
+        envs.reset(seed=0)
+        # Ctrl-C while the parent polls worker 0's pipe for the reply its doorbell announced.
+        envs._pool.pipe_polls[0] = _PollInterruptedOnce(envs._pool.pipe_polls[0])
+        envs.call_async("spec")
+        with pytest.raises(KeyboardInterrupt):
+            envs.call_wait(timeout=30)
+        # Nothing of the reply was read: waiting again gets every worker's.
+        assert [spec.id for spec in envs.call_wait(timeout=30)] == ["CartPole-v1"] * 2
+        assert envs.step(np.zeros(2, np.int64))[0].shape == (2, 4)
+    finally:
+        envs.close()
+
+
+def test_ctrl_c_half_way_through_a_reply_frame_shuts_the_workers_down(monkeypatch):
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+    try:
+        envs.reset(seed=0)
+        processes = list(envs._pool.processes)
+        _interrupted_once(monkeypatch, torchwm.process.pool, "read_frame")
+        envs.call_async("spec")
+        with pytest.raises(KeyboardInterrupt):
+            envs.call_wait(timeout=30)
+        # The rest of that frame would be read as the next: the workers are gone instead.
+        assert envs._pool.closed and not any(process.is_alive() for process in processes)
+        with pytest.raises(torchwm.errors.ClosedEnvironmentError):
+            envs.step(np.zeros(2, np.int64))
+    finally:
+        envs.close()
+
+
+class _SleepyStep(gym.Env):
+    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
+    action_space = gym.spaces.Discrete(2)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        return np.zeros(1, np.float32), {}
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        time.sleep(30)
+        return np.zeros(1, np.float32), 0.0, False, False, {}
+
+
+def test_ctrl_c_during_close_leaves_no_worker_behind():
+    envs = TorchVectorizedEnv(_SleepyStep, 2, 1)
+    processes = list(envs._pool.processes)
+    envs.reset()
+    envs.step_async(np.zeros(2, np.int64))  # both workers busy: close() waits for them to finish
+    previous = signal.getsignal(signal.SIGALRM)
+
+    def ctrl_c(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGALRM, ctrl_c)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+        with pytest.raises(KeyboardInterrupt), pytest.warns(UserWarning, match="pending call to `step`"):
+            envs.close()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    # The finalizer that close() ran does not run again: the interrupted close reaped the workers itself.
+    assert not any(process.is_alive() for process in processes)

@@ -116,9 +116,9 @@ class WorkerPool:
         it holds open: a frame larger than the pipe's buffer would wait for it for ever. Interrupted
         half-way (Ctrl-C), the workers are out of step with each other: they are shut down and the
         interrupt goes on."""
-        workers = list(range(len(self.fds))) if workers is None else workers
         w = 0
         try:
+            workers = list(range(len(self.fds))) if workers is None else workers
             for w, data in zip(workers, frames):
                 self.busy[w] = True
                 self.bells.ring([w], Message.FRAME)  # first: a frame larger than the pipe is read as written
@@ -240,9 +240,16 @@ class WorkerPool:
             self._receive_frame(w, deadline)
 
     def _receive_frame(self, w: int, deadline: float | None) -> None:
-        self.busy[w] = False  # busy again if the frame does not come in time
-        body = self._read_reply(w, deadline)
-        kind, payload = decode(body)
+        # Until its first byte is read the reply stays in the pipe: a timeout or Ctrl-C while awaiting
+        # it leaves the worker busy, and the next wait reads it.
+        self._await_reply(w, deadline)
+        self.busy[w] = False
+        try:
+            kind, payload = decode(self._read_reply(w))
+        except KeyboardInterrupt:
+            # Half a frame read: the pipe is out of step with the protocol, as in an interrupted send.
+            self.shutdown(terminate=True)
+            raise
         if kind == Message.FAILED:
             self.shutdown(terminate=True)
             raise rebuild(payload)
@@ -252,15 +259,17 @@ class WorkerPool:
         else:
             self.replies[w] = payload
 
-    def _read_reply(self, w: int, deadline: float | None) -> bytes:
-        """The frame worker ``w`` is writing; waits for it with an eye on the worker's life."""
+    def _await_reply(self, w: int, deadline: float | None) -> None:
+        """Waits until worker ``w``'s reply frame can be read, with an eye on the worker's life."""
         readable = self.pipe_polls[w].poll
         while not readable(LIVENESS_CHECK_S * 1000):
             if not self.processes[w].is_alive() and not readable(0):
                 self.crashed(w, read_last=False)
             if deadline is not None and time.monotonic() >= deadline:
-                self.busy[w] = True  # not collected: the next wait reads it
                 raise mp.TimeoutError(f"worker {w} did not finish its reply in time; call again to keep waiting")
+
+    def _read_reply(self, w: int) -> bytes:
+        """The frame worker ``w`` has begun to write (:meth:`_await_reply`)."""
         try:
             return read_frame(self.fds[w], self.processes[w].is_alive)
         except (EOFError, OSError):
@@ -348,9 +357,32 @@ def _shutdown(
     owner_pid: int, processes: list[Any], pipes: list[Any], death_fds: list[int], doorbells: DoorbellMemory
 ) -> None:
     """Stops workers: ask, wait a little, then terminate and reap. Does nothing in any process but the
-    one that started them (a forked copy of the env); safe to call more than once."""
+    one that started them (a forked copy of the env); safe to call more than once. Interrupted (Ctrl-C
+    while it waits), it kills and reaps the workers before the interrupt goes on: the finalizer that
+    calls it runs once, so nothing may be left for a later call."""
     if os.getpid() != owner_pid:
         return
+    try:
+        _ask_to_close(processes, pipes, doorbells)
+        _wait_for_exit(processes, pipes)
+    except BaseException:
+        for process in processes:
+            with contextlib.suppress(Exception):
+                process.kill()
+        for process in processes:
+            _join(process, None)
+        raise
+    finally:
+        for pipe in pipes:
+            with contextlib.suppress(Exception):
+                pipe.close()
+        while death_fds:
+            with contextlib.suppress(OSError):
+                os.close(death_fds.pop())
+        doorbells.close()
+
+
+def _ask_to_close(processes: list[Any], pipes: list[Any], doorbells: DoorbellMemory) -> None:
     for w, (process, pipe) in enumerate(zip(processes, pipes)):
         with contextlib.suppress(Exception):
             # A worker still busy reads the CLOSE frame once it is done: its next command. A pipe with
@@ -359,6 +391,9 @@ def _shutdown(
             if _has_room(pipe.fileno()):
                 doorbells.bells.ring([w], Message.FRAME)
                 write_frame(pipe.fileno(), _CLOSE_FRAME, process.is_alive)
+
+
+def _wait_for_exit(processes: list[Any], pipes: list[Any]) -> None:
     # A worker that is writing a reply nobody will take (larger than the pipe's buffer, it blocks) is
     # read to the end of it, so that it reads CLOSE and exits on its own. One deadline for them all.
     deadline = time.monotonic() + CLOSE_TIMEOUT_S
@@ -368,10 +403,3 @@ def _shutdown(
             if not _join(process, CLOSE_TIMEOUT_S):
                 process.kill()
                 _join(process, None)
-    for pipe in pipes:
-        with contextlib.suppress(Exception):
-            pipe.close()
-    while death_fds:
-        with contextlib.suppress(OSError):
-            os.close(death_fds.pop())
-    doorbells.close()
