@@ -537,23 +537,19 @@ def test_ctrl_c_half_way_through_a_reply_frame_shuts_the_workers_down(monkeypatc
         envs.close()
 
 
-class _SleepyStep(gym.Env):
-    observation_space = gym.spaces.Box(0.0, 1.0, (1,), np.float32)
-    action_space = gym.spaces.Discrete(2)
-
-    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
-        return np.zeros(1, np.float32), {}
-
-    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        time.sleep(30)
-        return np.zeros(1, np.float32), 0.0, False, False, {}
-
-
-def test_ctrl_c_during_close_leaves_no_worker_behind():
-    envs = TorchVectorizedEnv(_SleepyStep, 2, 1)
+@pytest.mark.timeout(60)
+def test_ctrl_c_during_close_leaves_no_worker_behind(tmp_path):
+    began = str(tmp_path / "began")
+    envs = TorchVectorizedEnv(lambda: SleepyStepEnv(began), num_workers=1, envs_per_worker=1)
     processes = list(envs._pool.processes)
     envs.reset()
-    envs.step_async(np.zeros(2, np.int64))  # both workers busy: close() waits for them to finish
+    envs.step_async(np.zeros(1, np.int64))
+    # The worker inside its step (one that has not taken it yet would read CLOSE first and exit at
+    # once): close() then waits for it.
+    deadline = time.monotonic() + 30
+    while not os.path.exists(began) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert os.path.exists(began), "the worker never started its step"
     previous = signal.getsignal(signal.SIGALRM)
 
     def ctrl_c(signum: int, frame: object) -> None:
