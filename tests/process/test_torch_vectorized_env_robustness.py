@@ -565,3 +565,28 @@ def test_ctrl_c_during_close_leaves_no_worker_behind(tmp_path):
         signal.signal(signal.SIGALRM, previous)
     # The finalizer that close() ran does not run again: the interrupted close reaped the workers itself.
     assert not any(process.is_alive() for process in processes)
+
+
+@pytest.mark.parametrize("path", ["shared", "pickled"])
+def test_ctrl_c_as_the_step_goes_out_keeps_it_pending(monkeypatch, path):
+    """Python handles a Ctrl-C between calls: here, as the call that rang the workers returns."""
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+    try:
+        envs.reset(seed=0)
+        name = "step_shared" if path == "shared" else "send"
+        rings = getattr(torchwm.process.pool.WorkerPool, name)
+
+        def rings_then_ctrl_c(pool: object, *args: object) -> None:
+            rings(pool, *args)
+            monkeypatch.undo()
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(torchwm.process.pool.WorkerPool, name, rings_then_ctrl_c)
+        actions = np.zeros(2, np.int64) if path == "shared" else [0, 0]  # a list goes pickled
+        with pytest.raises(KeyboardInterrupt):
+            envs.step_async(actions)
+        observations, rewards, *_ = envs.step_wait(timeout=30)  # the step went out: waiting gets it
+        assert observations.shape == (2, 4) and rewards.tolist() == [1.0, 1.0]
+        assert envs.step(np.zeros(2, np.int64))[0].shape == (2, 4)
+    finally:
+        envs.close()

@@ -132,10 +132,17 @@ class WorkerPool:
             raise
 
     def step_shared(self, workers: list[int]) -> None:
-        """Rings ``workers``' doorbells for a step whose actions are in shared memory."""
-        for w in workers:
-            self.busy[w] = True
-        self.bells.ring(workers, Message.STEP_SHARED)
+        """Rings ``workers``' doorbells for a step whose actions are in shared memory. Interrupted before
+        the ring is done (Ctrl-C), the workers may be out of step with their flags: they are shut down,
+        as in :meth:`send`."""
+        try:
+            for w in workers:
+                self.busy[w] = True
+            self.bells.ring(workers, Message.STEP_SHARED)
+        except BaseException:
+            if not self.closed:
+                self.shutdown(terminate=True)
+            raise
 
     def gather(self, what: str, timeout: float | None) -> list[Any]:
         """Every worker's reply payload (None for ``STEP_DONE`` and for workers given no command), or

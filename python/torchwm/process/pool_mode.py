@@ -8,6 +8,7 @@ A mixin of ``TorchVectorizedEnv`` alone (its pool, buffers and protocol helpers)
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 from collections.abc import Sequence
 from typing import Any
@@ -72,6 +73,7 @@ class PoolModeMixin:
     _live_pool: Any
     _open_pool: Any
     _frames: Any
+    _send_out: Any
     _send_frames: Any
     _drop_steps_in_flight: Any
     step_async: Any
@@ -96,11 +98,16 @@ class PoolModeMixin:
         buffer = self._views.actions
         if buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype:
             buffer[self._rows_of(held)] = actions
-            pool.step_shared(held)
+            send = functools.partial(pool.step_shared, held)
         else:
             k = self.envs_per_worker
             parts = action_batches.split(actions, self.single_action_space, self.action_space, k, len(held))
-            self._send_to(pool, held, Message.STEP, parts)
+            frames = self._frames(Message.STEP, parts, "actions")
+            send = functools.partial(pool.send, frames, held)
+        self._send_out(pool, send, self._steps_in_flight)
+
+    def _steps_in_flight(self) -> None:
+        """The held workers' steps went out: no batch waits for actions now."""
         self._held = []
         self._state = AsyncState.WAITING_STEP
 
@@ -197,6 +204,3 @@ class PoolModeMixin:
         if self._action_check is not None:
             action_batches.check_in_space(self._action_check, actions)
         return actions
-
-    def _send_to(self, pool: Any, workers: list[int], kind: Message, payloads: list[Any]) -> None:
-        pool.send(self._frames(kind, payloads, "actions"), workers)

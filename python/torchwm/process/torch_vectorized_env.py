@@ -11,6 +11,7 @@ input is refused in the parent (the env stays usable), and nothing hangs.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import os
 import time
@@ -290,9 +291,23 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         if self.pool_mode and pending not in ("reset", "step"):
             # The steps in flight finish first: the call goes out from its wait, which has a timeout.
             self._deferred = frames
+            self._state = async_state(pending)
         else:
-            pool.send(frames)
-        self._state = async_state(pending)
+            self._send_out(pool, functools.partial(pool.send, frames), functools.partial(self._pending, pending))
+
+    @staticmethod
+    def _send_out(pool: WorkerPool, send: Callable[[], None], mark_pending: Callable[[], None]) -> None:
+        """Runs ``send`` (a command going out to the workers), then ``mark_pending``. A Ctrl-C that
+        Python raises as ``send`` returns (signals are handled between calls) finds the command out and
+        still marks it pending, so that waiting again gets its replies; one raised inside ``send`` has
+        shut the workers down there."""
+        try:
+            send()
+        except BaseException:
+            if not pool.closed:
+                mark_pending()
+            raise
+        mark_pending()
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
@@ -455,8 +470,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             if check is not None and check(actions) is not None:
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
-            pool.step_shared(self._all_workers)
-            self._state, self._sent_actions = AsyncState.WAITING_STEP, buffer
+            step_pending = functools.partial(self._step_pending, buffer)
+            self._send_out(pool, functools.partial(pool.step_shared, self._all_workers), step_pending)
             return
         if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
             actions = action_batches.as_batch(actions)
@@ -466,8 +481,14 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         parts = action_batches.split(
             actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
         )
-        self._send(pool, Message.STEP, parts, "actions", "step")
-        self._sent_actions = actions
+        frames = self._frames(Message.STEP, parts, "actions")
+        self._send_out(pool, functools.partial(pool.send, frames), functools.partial(self._step_pending, actions))
+
+    def _pending(self, call: str) -> None:
+        self._state = async_state(call)
+
+    def _step_pending(self, sent_actions: Any) -> None:
+        self._state, self._sent_actions = AsyncState.WAITING_STEP, sent_actions
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again).
