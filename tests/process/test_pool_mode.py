@@ -346,6 +346,22 @@ def gated_and_quick_envs(gate: str) -> TorchVectorizedEnv:
     return TorchVectorizedEnv([lambda: GatedStepEnv(gate), QuickEnv], 2, 1, batch_size=1)
 
 
+@pytest.fixture
+def env_0_hung(tmp_path):
+    """``gated_and_quick_envs`` with env 0 in its step (until the gate file is made) and env 1's batch
+    waiting; yields the env and the gate. Restores SIGALRM (``interrupt_after``) and closes the env."""
+    previous = signal.getsignal(signal.SIGALRM)
+    gate = str(tmp_path / "gate")
+    envs = gated_and_quick_envs(gate)
+    try:
+        hang_env_0_in_its_step(envs)
+        yield envs, gate
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        envs.close()
+
+
 def hang_env_0_in_its_step(envs: TorchVectorizedEnv) -> None:
     """Resets ``gated_and_quick_envs`` and sends env 0 into its step; returns with env 1's batch waiting."""
     _, info = envs.reset(seed=0)
@@ -358,67 +374,51 @@ def hang_env_0_in_its_step(envs: TorchVectorizedEnv) -> None:
 
 
 @pytest.mark.timeout(30)  # without a timeout of their own, the calls below hung for ever
-def test_calls_do_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
-    previous = signal.getsignal(signal.SIGALRM)
-    gate = str(tmp_path / "gate")
-    envs = gated_and_quick_envs(gate)
-    try:
-        hang_env_0_in_its_step(envs)
-        interrupt_after(0.2)
-        with pytest.raises(KeyboardInterrupt):  # Ctrl-C while it waits for the steps in flight
-            envs.get_attr("action_space")
-        # A call without a timeout gives up on the steps in flight after STEPS_IN_FLIGHT_TIMEOUT_S, unsent.
-        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
-        with pytest.raises(mp.TimeoutError):
-            envs.get_attr("action_space")
-        with pytest.raises(mp.TimeoutError):
-            envs.set_attr("marker", 1)
-        # call_wait(timeout) raises gymnasium's class, and the call stays pending.
-        envs.call_async("action_space")
-        with pytest.raises(mp.TimeoutError):
-            envs.call_wait(timeout=0.2)
-        with pytest.raises(AlreadyPendingCallError):
-            envs.send(np.zeros(1, np.int64))
-        open(gate, "w").close()  # the step ends: the call goes out, the step's result waits for recv
-        assert envs.call_wait(timeout=30) == (gym.spaces.Discrete(2),) * 2
+def test_calls_do_not_hang_on_a_worker_hung_in_its_step(env_0_hung, monkeypatch):
+    envs, gate = env_0_hung
+    interrupt_after(0.2)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C while it waits for the steps in flight
+        envs.get_attr("action_space")
+    # A call without a timeout gives up on the steps in flight after STEPS_IN_FLIGHT_TIMEOUT_S, unsent.
+    monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
+    with pytest.raises(mp.TimeoutError):
+        envs.get_attr("action_space")
+    with pytest.raises(mp.TimeoutError):
+        envs.set_attr("marker", 1)
+    # call_wait(timeout) raises gymnasium's class, and the call stays pending.
+    envs.call_async("action_space")
+    with pytest.raises(mp.TimeoutError):
+        envs.call_wait(timeout=0.2)
+    with pytest.raises(AlreadyPendingCallError):
         envs.send(np.zeros(1, np.int64))
-        _, _, _, _, info = envs.recv()
-        assert info["env_id"].tolist() == [0]
-        # Env 1's step may still be in flight: on a busy machine it may take longer than 0.2 s.
-        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 60.0)
-        with pytest.raises(AttributeError):
-            envs.get_attr("marker")  # the set_attr that timed out was never sent
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        envs.close()
+    open(gate, "w").close()  # the step ends: the call goes out, the step's result waits for recv
+    assert envs.call_wait(timeout=30) == (gym.spaces.Discrete(2),) * 2
+    envs.send(np.zeros(1, np.int64))
+    _, _, _, _, info = envs.recv()
+    assert info["env_id"].tolist() == [0]
+    # Env 1's step may still be in flight: on a busy machine it may take longer than 0.2 s.
+    monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 60.0)
+    with pytest.raises(AttributeError):
+        envs.get_attr("marker")  # the set_attr that timed out was never sent
 
 
 @pytest.mark.timeout(30)  # reset() waited for the steps in flight without limit: it hung for ever
-def test_reset_does_not_hang_on_a_worker_hung_in_its_step(tmp_path, monkeypatch):
-    previous = signal.getsignal(signal.SIGALRM)
-    gate = str(tmp_path / "gate")
-    envs = gated_and_quick_envs(gate)
-    try:
-        hang_env_0_in_its_step(envs)
-        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
-        with pytest.raises(mp.TimeoutError, match="reset"):
-            envs.reset(seed=1)
-        monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 60.0)
-        interrupt_after(0.2)
-        with pytest.raises(KeyboardInterrupt):  # Ctrl-C while reset() waits for the steps in flight
-            envs.reset(seed=1)
-        # The env as it was: env 1's batch waits for its actions, env 0 is still in its step.
-        for _ in range(3):
-            envs.send(np.zeros(1, np.int64))
-            _, _, _, _, info = envs.recv()
-            assert info["env_id"].tolist() == [1]
-        open(gate, "w").close()  # env 0's step ends: the next reset drops it and resets every env
-        observations, info = envs.reset(seed=1)
-        assert observations.shape == (1, 1) and info["env_id"].tolist() in ([0], [1])
+def test_reset_does_not_hang_on_a_worker_hung_in_its_step(env_0_hung, monkeypatch):
+    envs, gate = env_0_hung
+    monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 0.2)
+    with pytest.raises(mp.TimeoutError, match="reset"):
+        envs.reset(seed=1)
+    monkeypatch.setattr(torchwm.process.torch_vectorized_env, "STEPS_IN_FLIGHT_TIMEOUT_S", 60.0)
+    interrupt_after(0.2)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C while reset() waits for the steps in flight
+        envs.reset(seed=1)
+    # The env as it was: env 1's batch waits for its actions, env 0 is still in its step.
+    for _ in range(3):
         envs.send(np.zeros(1, np.int64))
-        assert envs.recv()[4]["env_id"].tolist() in ([0], [1])
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        envs.close()
+        _, _, _, _, info = envs.recv()
+        assert info["env_id"].tolist() == [1]
+    open(gate, "w").close()  # env 0's step ends: the next reset drops it and resets every env
+    observations, info = envs.reset(seed=1)
+    assert observations.shape == (1, 1) and info["env_id"].tolist() in ([0], [1])
+    envs.send(np.zeros(1, np.int64))
+    assert envs.recv()[4]["env_id"].tolist() in ([0], [1])
