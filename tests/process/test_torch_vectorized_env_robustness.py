@@ -590,3 +590,34 @@ def test_ctrl_c_as_the_step_goes_out_keeps_it_pending(monkeypatch, path):
         assert envs.step(np.zeros(2, np.int64))[0].shape == (2, 4)
     finally:
         envs.close()
+
+
+class _BellsInterruptedAsTheyRing:
+    """The pool's doorbells, whose next ``ring`` rings and then raises KeyboardInterrupt, as Python does
+    with a Ctrl-C that came while the ring ran."""
+
+    def __init__(self, bells: object) -> None:
+        self.inner, self.interrupt = bells, True
+
+    def ring(self, *args: object) -> None:
+        self.inner.ring(*args)  # type: ignore[attr-defined]
+        if self.interrupt:
+            self.interrupt = False
+            raise KeyboardInterrupt
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def test_ctrl_c_as_the_doorbells_ring_keeps_the_step_pending():
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+    try:
+        envs.reset(seed=0)
+        envs._pool.bells = _BellsInterruptedAsTheyRing(envs._pool.bells)
+        with pytest.raises(KeyboardInterrupt):
+            envs.step_async(np.zeros(2, np.int64))
+        observations, rewards, *_ = envs.step_wait(timeout=30)
+        assert observations.shape == (2, 4) and rewards.tolist() == [1.0, 1.0]
+        assert envs.step(np.zeros(2, np.int64))[0].shape == (2, 4)
+    finally:
+        envs.close()

@@ -132,13 +132,21 @@ class WorkerPool:
             raise
 
     def step_shared(self, workers: list[int]) -> None:
-        """Rings ``workers``' doorbells for a step whose actions are in shared memory. Interrupted before
-        the ring is done (Ctrl-C), the workers may be out of step with their flags: they are shut down,
-        as in :meth:`send`."""
+        """Rings ``workers``' doorbells for a step whose actions are in shared memory. A Ctrl-C before
+        the ring leaves the workers' flags out of step with them: they are shut down, as in :meth:`send`.
+        One raised as the ring returns (``ring`` never checks for signals: Python raised it as the call
+        returned) finds the step out, and goes on with the workers busy with it."""
         try:
             for w in workers:
                 self.busy[w] = True
+        except BaseException:
+            if not self.closed:
+                self.shutdown(terminate=True)
+            raise
+        try:
             self.bells.ring(workers, Message.STEP_SHARED)
+        except KeyboardInterrupt:
+            raise
         except BaseException:
             if not self.closed:
                 self.shutdown(terminate=True)

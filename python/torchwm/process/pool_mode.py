@@ -8,7 +8,6 @@ A mixin of ``TorchVectorizedEnv`` alone (its pool, buffers and protocol helpers)
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 from collections.abc import Sequence
 from typing import Any
@@ -73,7 +72,6 @@ class PoolModeMixin:
     _live_pool: Any
     _open_pool: Any
     _frames: Any
-    _send_out: Any
     _send_frames: Any
     _drop_steps_in_flight: Any
     step_async: Any
@@ -96,20 +94,21 @@ class PoolModeMixin:
         held = self._held
         actions = self._pool_actions(actions)
         buffer = self._views.actions
-        if buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype:
+        shared = buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype
+        if shared:
             buffer[self._rows_of(held)] = actions
-            send = functools.partial(pool.step_shared, held)
         else:
             k = self.envs_per_worker
             parts = action_batches.split(actions, self.single_action_space, self.action_space, k, len(held))
             frames = self._frames(Message.STEP, parts, "actions")
-            send = functools.partial(pool.send, frames, held)
-        self._send_out(pool, send, self._steps_in_flight)
-
-    def _steps_in_flight(self) -> None:
-        """The held workers' steps went out: no batch waits for actions now."""
-        self._held = []
-        self._state = AsyncState.WAITING_STEP
+        try:  # a step that went out stays pending, even if a Ctrl-C is raised as it returns (_send_frames)
+            if shared:
+                pool.step_shared(held)
+            else:
+                pool.send(frames, held)
+        finally:
+            if not pool.closed:
+                self._held, self._state = [], AsyncState.WAITING_STEP
 
     def recv(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The first ``batch_size`` envs to finish their step (see ``info["env_id"]``); with

@@ -11,7 +11,6 @@ input is refused in the parent (the env stays usable), and nothing hangs.
 
 from __future__ import annotations
 
-import functools
 import multiprocessing as mp
 import os
 import time
@@ -293,21 +292,15 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             self._deferred = frames
             self._state = async_state(pending)
         else:
-            self._send_out(pool, functools.partial(pool.send, frames), functools.partial(self._pending, pending))
-
-    @staticmethod
-    def _send_out(pool: WorkerPool, send: Callable[[], None], mark_pending: Callable[[], None]) -> None:
-        """Runs ``send`` (a command going out to the workers), then ``mark_pending``. A Ctrl-C that
-        Python raises as ``send`` returns (signals are handled between calls) finds the command out and
-        still marks it pending, so that waiting again gets its replies; one raised inside ``send`` has
-        shut the workers down there."""
-        try:
-            send()
-        except BaseException:
-            if not pool.closed:
-                mark_pending()
-            raise
-        mark_pending()
+            # A Ctrl-C that Python raises as send returns (it handles signals as calls return) finds the
+            # command out: it stays pending, so that waiting again gets its replies. One raised inside
+            # send shut the workers down. No call in the finally block: no signal is handled there.
+            state = async_state(pending)
+            try:
+                pool.send(frames)
+            finally:
+                if not pool.closed:
+                    self._state = state
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
@@ -470,8 +463,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             if check is not None and check(actions) is not None:
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
-            step_pending = functools.partial(self._step_pending, buffer)
-            self._send_out(pool, functools.partial(pool.step_shared, self._all_workers), step_pending)
+            try:  # as in _send_frames: a step that went out stays pending
+                pool.step_shared(self._all_workers)
+            finally:
+                if not pool.closed:
+                    self._state, self._sent_actions = AsyncState.WAITING_STEP, buffer
             return
         if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
             actions = action_batches.as_batch(actions)
@@ -482,13 +478,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
         )
         frames = self._frames(Message.STEP, parts, "actions")
-        self._send_out(pool, functools.partial(pool.send, frames), functools.partial(self._step_pending, actions))
-
-    def _pending(self, call: str) -> None:
-        self._state = async_state(call)
-
-    def _step_pending(self, sent_actions: Any) -> None:
-        self._state, self._sent_actions = AsyncState.WAITING_STEP, sent_actions
+        try:  # as in _send_frames: a step that went out stays pending
+            pool.send(frames)
+        finally:
+            if not pool.closed:
+                self._state, self._sent_actions = AsyncState.WAITING_STEP, actions
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again).
