@@ -72,6 +72,7 @@ rm -rf "$root/dist"
 PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig" "$venv/bin/maturin" build --release --quiet --zig \
     --compatibility manylinux_2_28 --out "$root/dist" --interpreter "$venv/bin/python"
 wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_x86_64.whl)
+"$venv/bin/python" scripts/check_wheel_symbols.py "$wheel"
 
 step "pip install <wheel>[test]"
 wait "$deps_test"

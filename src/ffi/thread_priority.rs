@@ -9,10 +9,12 @@ const LOWEST_NICE: libc::c_int = 19;
 /// cores the process's other threads (and the caller's own work) leave idle. A thread may always lower
 /// its own priority; a failure leaves it unchanged, which is only slower, so it is ignored.
 pub(crate) fn lower_current_thread_priority() {
-    // SAFETY: gettid takes no arguments and cannot fail; setpriority with PRIO_PROCESS and a thread id
-    // changes only that thread's nice value (Linux), here the calling thread's own.
+    // The raw system call, not glibc's gettid(): that wrapper came with glibc 2.30, and the wheel
+    // promises 2.28 (an unversioned reference the wheel audit does not see; scripts/check_wheel_symbols.py).
+    // SAFETY: the gettid system call takes no arguments and cannot fail; setpriority with PRIO_PROCESS
+    // and a thread id changes only that thread's nice value (Linux), here the calling thread's own.
     unsafe {
-        let tid = libc::gettid();
+        let tid = libc::syscall(libc::SYS_gettid);
         libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, LOWEST_NICE);
     }
 }
