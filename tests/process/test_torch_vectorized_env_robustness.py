@@ -69,45 +69,43 @@ class ForkingEnv(gym.Env):
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
 
-def test_dead_worker_whose_forked_child_holds_the_pipe_is_detected(tmp_path) -> None:
-    pid_file = str(tmp_path / "children")
+@pytest.fixture
+def forking_env(tmp_path):
+    """Makes ``TorchVectorizedEnv`` of ``ForkingEnv`` (``num_workers`` workers, one env each); closes it
+    and kills the children its envs forked."""
+    pid_file = tmp_path / "children"
+    made: list[TorchVectorizedEnv] = []
 
-    def factory() -> gym.Env:
-        return ForkingEnv(pid_file)
+    def make(num_workers: int) -> TorchVectorizedEnv:
+        made.append(TorchVectorizedEnv(lambda: ForkingEnv(str(pid_file)), num_workers=num_workers, envs_per_worker=1))
+        return made[-1]
 
-    env = TorchVectorizedEnv(factory, num_workers=2, envs_per_worker=1)
-    try:
-        env.reset()
-        step_s = measured_s(lambda: env.step(np.array([0, 0])))
-        start = time.monotonic()
-        with pytest.raises(WorkerCrashedError, match="worker 1"):
-            env.step(np.array([0, 1]))
-        assert time.monotonic() - start < prompt_within_s(step_s)
-        assert env.closed and all(not p.is_alive() for p in env._pool.processes)
-    finally:
+    yield make
+    for env in made:
         env.close()
-        with open(pid_file) as f:
-            _kill([int(line) for line in f if line.strip()])
+    if pid_file.exists():
+        _kill([int(line) for line in pid_file.read_text().split()])
+
+
+def test_dead_worker_whose_forked_child_holds_the_pipe_is_detected(forking_env) -> None:
+    env = forking_env(2)
+    env.reset()
+    step_s = measured_s(lambda: env.step(np.array([0, 0])))
+    start = time.monotonic()
+    with pytest.raises(WorkerCrashedError, match="worker 1"):
+        env.step(np.array([0, 1]))
+    assert time.monotonic() - start < prompt_within_s(step_s)
+    assert env.closed and all(not p.is_alive() for p in env._pool.processes)
 
 
 @pytest.mark.timeout(30)  # the parent's write of the command's rest blocked for ever
-def test_a_command_larger_than_the_pipe_to_a_dead_worker_whose_child_holds_the_pipe_is_reported(tmp_path) -> None:
-    pid_file = str(tmp_path / "children")
-
-    def factory() -> gym.Env:
-        return ForkingEnv(pid_file)
-
-    env = TorchVectorizedEnv(factory, num_workers=1, envs_per_worker=1)
-    try:
-        os.kill(env.worker_pids[0], signal.SIGKILL)  # dies idle: no reply of it is awaited
-        assert not _wait_gone(env.worker_pids, 5)
-        with pytest.raises(WorkerCrashedError, match="worker 0"):
-            env.set_attr("blob", bytes(8 << 20))  # far more than the pipe's buffer
-        assert env.closed
-    finally:
-        env.close()
-        with open(pid_file) as f:
-            _kill([int(line) for line in f if line.strip()])
+def test_a_command_larger_than_the_pipe_to_a_dead_worker_whose_child_holds_the_pipe_is_reported(forking_env) -> None:
+    env = forking_env(1)
+    os.kill(env.worker_pids[0], signal.SIGKILL)  # dies idle: no reply of it is awaited
+    assert not _wait_gone(env.worker_pids, 5)
+    with pytest.raises(WorkerCrashedError, match="worker 0"):
+        env.set_attr("blob", bytes(8 << 20))  # far more than the pipe's buffer
+    assert env.closed
 
 
 class OldApiGymEnv(gym.Env):
