@@ -475,31 +475,29 @@ def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -
         memory.close()
 
 
-def _interrupted_once(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> None:
-    """``owner.name`` raises KeyboardInterrupt at its first call (a Ctrl-C landing there), then runs as before."""
-    original = getattr(owner, name)
-    calls = []
+class _CtrlCOnce:
+    """Stands in for ``inner``: the first call of its method ``name`` raises KeyboardInterrupt, a Ctrl-C
+    landing there: before the call runs, or with ``after`` once it has run (Python raises a Ctrl-C that
+    came during a call as the call returns). Any other call or attribute is ``inner``'s. For a function
+    of a module or a class, patch in ``getattr(_CtrlCOnce(owner, name), name)``."""
 
-    def interrupted(*args: object, **kwargs: object) -> object:
-        calls.append(1)
-        if len(calls) == 1:
+    def __init__(self, inner: object, name: str, *, after: bool = False) -> None:
+        self.inner, self.name, self.after, self.armed = inner, name, after, True
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self.inner, name)
+        if name != self.name:
+            return attribute
+
+        def interrupted_once(*args: object, **kwargs: object) -> object:
+            if not self.armed:
+                return attribute(*args, **kwargs)
+            self.armed = False
+            if self.after:
+                attribute(*args, **kwargs)
             raise KeyboardInterrupt
-        return original(*args, **kwargs)
 
-    monkeypatch.setattr(owner, name, interrupted)
-
-
-class _PollInterruptedOnce:
-    """A ``select.poll`` whose first ``poll`` raises KeyboardInterrupt (a Ctrl-C landing there)."""
-
-    def __init__(self, poll: object) -> None:
-        self.inner, self.calls = poll, 0
-
-    def poll(self, *args: object) -> object:
-        self.calls += 1
-        if self.calls == 1:
-            raise KeyboardInterrupt
-        return self.inner.poll(*args)  # type: ignore[attr-defined]
+        return interrupted_once
 
 
 def test_ctrl_c_while_a_framed_reply_is_awaited_leaves_it_for_the_next_wait(monkeypatch):
@@ -507,7 +505,7 @@ def test_ctrl_c_while_a_framed_reply_is_awaited_leaves_it_for_the_next_wait(monk
     try:
         envs.reset(seed=0)
         # Ctrl-C while the parent polls worker 0's pipe for the reply its doorbell announced.
-        envs._pool.pipe_polls[0] = _PollInterruptedOnce(envs._pool.pipe_polls[0])
+        envs._pool.pipe_polls[0] = _CtrlCOnce(envs._pool.pipe_polls[0], "poll")
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -523,7 +521,8 @@ def test_ctrl_c_half_way_through_a_reply_frame_shuts_the_workers_down(monkeypatc
     try:
         envs.reset(seed=0)
         processes = list(envs._pool.processes)
-        _interrupted_once(monkeypatch, torchwm.process.pool, "read_frame")
+        pool_module = torchwm.process.pool
+        monkeypatch.setattr(pool_module, "read_frame", _CtrlCOnce(pool_module, "read_frame").read_frame)
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -572,14 +571,8 @@ def test_ctrl_c_as_the_step_goes_out_keeps_it_pending(monkeypatch, path):
     try:
         envs.reset(seed=0)
         name = "step_shared" if path == "shared" else "send"
-        rings = getattr(torchwm.process.pool.WorkerPool, name)
-
-        def rings_then_ctrl_c(pool: object, *args: object) -> None:
-            rings(pool, *args)
-            monkeypatch.undo()
-            raise KeyboardInterrupt
-
-        monkeypatch.setattr(torchwm.process.pool.WorkerPool, name, rings_then_ctrl_c)
+        pool_class = torchwm.process.pool.WorkerPool
+        monkeypatch.setattr(pool_class, name, getattr(_CtrlCOnce(pool_class, name, after=True), name))
         actions = np.zeros(2, np.int64) if path == "shared" else [0, 0]  # a list goes pickled
         with pytest.raises(KeyboardInterrupt):
             envs.step_async(actions)
@@ -590,28 +583,11 @@ def test_ctrl_c_as_the_step_goes_out_keeps_it_pending(monkeypatch, path):
         envs.close()
 
 
-class _BellsInterruptedAsTheyRing:
-    """The pool's doorbells, whose next ``ring`` rings and then raises KeyboardInterrupt, as Python does
-    with a Ctrl-C that came while the ring ran."""
-
-    def __init__(self, bells: object) -> None:
-        self.inner, self.interrupt = bells, True
-
-    def ring(self, *args: object) -> None:
-        self.inner.ring(*args)  # type: ignore[attr-defined]
-        if self.interrupt:
-            self.interrupt = False
-            raise KeyboardInterrupt
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
-
-
 def test_ctrl_c_as_the_doorbells_ring_keeps_the_step_pending():
     envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
     try:
         envs.reset(seed=0)
-        envs._pool.bells = _BellsInterruptedAsTheyRing(envs._pool.bells)
+        envs._pool.bells = _CtrlCOnce(envs._pool.bells, "ring", after=True)  # rung, then Ctrl-C
         with pytest.raises(KeyboardInterrupt):
             envs.step_async(np.zeros(2, np.int64))
         observations, rewards, *_ = envs.step_wait(timeout=30)
