@@ -116,7 +116,6 @@ class WorkerPool:
         it holds open: a frame larger than the pipe's buffer would wait for it for ever. Interrupted
         half-way (Ctrl-C), the workers are out of step with each other: they are shut down and the
         interrupt goes on."""
-        w = 0
         try:
             workers = list(range(len(self.fds))) if workers is None else workers
             for w, data in zip(workers, frames):
@@ -126,9 +125,8 @@ class WorkerPool:
                     write_frame(self.fds[w], data, self.processes[w].is_alive)
                 except OSError:  # BrokenPipeError included: the worker is gone
                     self.crashed(w)
-        except BaseException:
-            if not self.closed:
-                self.shutdown(terminate=True)
+        except BaseException as error:
+            self._out_of_step(error)
             raise
 
     def step_shared(self, workers: list[int]) -> None:
@@ -136,21 +134,22 @@ class WorkerPool:
         the ring leaves the workers' flags out of step with them: they are shut down, as in :meth:`send`.
         One raised as the ring returns (``ring`` never checks for signals: Python raised it as the call
         returned) finds the step out, and goes on with the workers busy with it."""
+        rung = False
         try:
             for w in workers:
                 self.busy[w] = True
-        except BaseException:
-            if not self.closed:
-                self.shutdown(terminate=True)
-            raise
-        try:
+            rung = True  # before the call: a Ctrl-C out of it came as it returned, the step rung
             self.bells.ring(workers, Message.STEP_SHARED)
-        except KeyboardInterrupt:
+        except BaseException as error:
+            self._out_of_step(error, out=rung)
             raise
-        except BaseException:
-            if not self.closed:
-                self.shutdown(terminate=True)
-            raise
+
+    def _out_of_step(self, error: BaseException, out: bool = False) -> None:
+        """``error`` (which the caller raises on) broke off a command or a reply half-way: the workers are
+        out of step with their doorbells and pipes, and are shut down. Unless it is a Ctrl-C raised once
+        the command was all out (``out``): the command then stays pending, the next wait gets its replies."""
+        if not self.closed and not (out and isinstance(error, KeyboardInterrupt)):
+            self.shutdown(terminate=True)
 
     def gather(self, what: str, timeout: float | None) -> list[Any]:
         """Every worker's reply payload (None for ``STEP_DONE`` and for workers given no command), or
@@ -261,9 +260,9 @@ class WorkerPool:
         self.busy[w] = False
         try:
             kind, payload = decode(self._read_reply(w))
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as error:
             # Half a frame read: the pipe is out of step with the protocol, as in an interrupted send.
-            self.shutdown(terminate=True)
+            self._out_of_step(error)
             raise
         if kind == Message.FAILED:
             self.shutdown(terminate=True)
