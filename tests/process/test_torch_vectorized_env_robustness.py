@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import gymnasium as gym
@@ -17,10 +18,11 @@ import torchwm
 import torchwm.process
 import torchwm.process.doorbells
 import torchwm.process.pool
+import torchwm.process.protocol
 import torchwm.process.worker
 from testing_support import measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
-from torchwm.process.protocol import write_frame
+from torchwm.process.protocol import Message, write_frame
 
 
 def _gone(pid: int) -> bool:
@@ -595,3 +597,76 @@ def test_ctrl_c_as_the_doorbells_ring_keeps_the_step_pending():
         assert envs.step(np.zeros(2, np.int64))[0].shape == (2, 4)
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize(("num_workers", "kept"), [(1, True), (2, False)], ids=["last_frame", "first_of_two"])
+def test_ctrl_c_as_a_frame_of_a_step_is_written(monkeypatch, num_workers, kept):
+    """As the doorbells' ring for a step in shared memory: a Ctrl-C raised as the last frame of a pickled
+    step is written finds the step out (kept pending); one as an earlier frame is written leaves the
+    other workers without theirs (shut down)."""
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), num_workers, 1)
+    try:
+        envs.reset(seed=0)
+        processes = list(envs._pool.processes)
+        pool_module = torchwm.process.pool
+        monkeypatch.setattr(pool_module, "write_frame", _CtrlCOnce(pool_module, "write_frame", after=True).write_frame)
+        with pytest.raises(KeyboardInterrupt):
+            envs.step_async([0] * num_workers)  # a list goes pickled
+        if kept:
+            observations, rewards, *_ = envs.step_wait(timeout=30)
+            assert observations.shape == (num_workers, 4) and rewards.tolist() == [1.0] * num_workers
+            assert envs.step([0] * num_workers)[0].shape == (num_workers, 4)
+        else:
+            assert envs.closed and not any(process.is_alive() for process in processes)
+            with pytest.raises(torchwm.errors.ClosedEnvironmentError):
+                envs.step_wait(timeout=30)
+    finally:
+        envs.close()
+
+
+def _wchan(tid: int) -> str:
+    """Where in the kernel thread ``tid`` of this process waits (``pipe_write``: blocked writing to a pipe)."""
+    with open(f"/proc/self/task/{tid}/wchan") as wchan:
+        return wchan.read()
+
+
+@pytest.mark.timeout(30)
+def test_a_ctrl_c_that_came_during_a_frame_write_finds_its_count_stored():
+    """Python raises a Ctrl-C that came during a write as the call returns: ``write_frame(written=)`` has
+    stored the write's count by then, so that ``send`` can tell its last frame went out."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    with contextlib.suppress(BlockingIOError):
+        while True:  # a full pipe: the frame's write waits for room
+            os.write(write_end, bytes(4096))
+    os.set_blocking(write_end, True)
+    main, seen = threading.get_native_id(), []
+
+    def ctrl_c_then_room() -> None:
+        deadline = time.monotonic() + 10
+        while "pipe_write" not in _wchan(main) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if "pipe_write" in _wchan(main):  # the main thread is in its write
+            seen.append(True)
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # to this thread: the write goes on
+        os.read(read_end, 1 << 20)  # room: the write ends
+
+    def ctrl_c(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    data, written, interrupted = torchwm.process.protocol.frame(Message.STEP, [0, 1]), [], False
+    previous = signal.signal(signal.SIGINT, ctrl_c)
+    helper = threading.Thread(target=ctrl_c_then_room)
+    helper.start()
+    try:
+        write_frame(write_end, data, lambda: True, written)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        helper.join()
+        os.close(read_end)
+        os.close(write_end)
+    if not seen:
+        pytest.skip("/proc does not tell where the main thread waits (wchan)")
+    assert interrupted and written == [len(data)]

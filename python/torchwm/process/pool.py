@@ -115,18 +115,26 @@ class WorkerPool:
         doorbell. A worker that is gone is reported (:meth:`crashed`), even one whose pipe a child of
         it holds open: a frame larger than the pipe's buffer would wait for it for ever. Interrupted
         half-way (Ctrl-C), the workers are out of step with each other: they are shut down and the
-        interrupt goes on."""
+        interrupt goes on. A Ctrl-C raised once the last frame is all written (as its last write
+        returns, or later) finds the command out: it goes on with the workers busy with it, as in
+        :meth:`step_shared`."""
+        workers = list(range(len(self.fds))) if workers is None else workers
+        count = min(len(workers), len(frames))
+        # The frames begun, the last of them and the counts of its writes (write_frame stores each as
+        # the write returns: a Ctrl-C raised then finds it).
+        begun, data = 0, b""
+        written: list[int] = []
         try:
-            workers = list(range(len(self.fds))) if workers is None else workers
             for w, data in zip(workers, frames):
+                begun, written = begun + 1, []
                 self.busy[w] = True
                 self.bells.ring([w], Message.FRAME)  # first: a frame larger than the pipe is read as written
                 try:
-                    write_frame(self.fds[w], data, self.processes[w].is_alive)
+                    write_frame(self.fds[w], data, self.processes[w].is_alive, written)
                 except OSError:  # BrokenPipeError included: the worker is gone
                     self.crashed(w)
         except BaseException as error:
-            self._out_of_step(error)
+            self._out_of_step(error, out=begun == count and sum(written) == len(data))
             raise
 
     def step_shared(self, workers: list[int]) -> None:

@@ -78,18 +78,28 @@ def frame(kind: Message, payload: Any = None) -> bytes:
     return len(body).to_bytes(4, "big") + body
 
 
-def write_frame(fd: int, data: bytes, reader_alive: Callable[[], bool]) -> None:
+def write_frame(fd: int, data: bytes, reader_alive: Callable[[], bool], written: list[int] | None = None) -> None:
     """Writes a frame built by :func:`frame`, all of it; ``BrokenPipeError`` when the reader died before
-    taking it. A frame of at most ``ONE_WRITE_MAX`` bytes costs one ``write``."""
+    taking it. A frame of at most ``ONE_WRITE_MAX`` bytes costs one ``write``. With ``written``, the
+    count of each ``write`` is appended there (:func:`_write`): a caller that a Ctrl-C interrupts can
+    tell a frame all written from one cut short."""
     if len(data) > ONE_WRITE_MAX:
-        _write_rest(fd, memoryview(data), reader_alive)
+        _write_rest(fd, memoryview(data), reader_alive, written)
         return
-    written = os.write(fd, data)
-    if written < len(data):  # cut short by a signal
-        _write_rest(fd, memoryview(data)[written:], reader_alive)
+    count = os.write(fd, data) if written is None else _write(fd, data, written)
+    if count < len(data):  # cut short by a signal
+        _write_rest(fd, memoryview(data)[count:], reader_alive, written)
 
 
-def _write_rest(fd: int, view: memoryview, reader_alive: Callable[[], bool]) -> None:
+def _write(fd: int, data: bytes | memoryview, written: list[int]) -> int:
+    """``os.write``, its count appended to ``written`` by C code (``list.extend`` over ``map``): Python
+    raises a Ctrl-C that came during the write as a call returns to it, here once the count is stored
+    (``written.append(os.write(...))`` would lose it)."""
+    written.extend(map(os.write, (fd,), (data,)))
+    return written[-1]
+
+
+def _write_rest(fd: int, view: memoryview, reader_alive: Callable[[], bool], written: list[int] | None) -> None:
     """Writes ``view`` as the reader makes room for it, with an eye on the reader's life: a child process
     the reader forked may hold the pipe open, so a reader that died leaves no broken pipe, only a pipe
     that never has room again. The descriptor is non-blocking meanwhile (a blocking write waits until
@@ -98,7 +108,7 @@ def _write_rest(fd: int, view: memoryview, reader_alive: Callable[[], bool]) -> 
         os.set_blocking(fd, False)
         while view:
             try:
-                view = view[os.write(fd, view) :]
+                view = view[os.write(fd, view) if written is None else _write(fd, view, written) :]
             except BlockingIOError:
                 _await_room(fd, reader_alive)
     finally:
