@@ -6,6 +6,7 @@ and wording, as ale_py 0.12.1 and gymnasium use) a bad one gets.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -221,13 +222,14 @@ class FirstResetSeed:
 
 
 def parse_timeout(timeout: Any) -> float | None:
-    """A ``*_wait(timeout=)``: None (wait for ever) or a number of seconds >= 0. Callers check it before
-    waiting, so a bad one leaves the pending call pending."""
+    """A ``*_wait(timeout=)`` or ``close(timeout=)``: None (wait for ever) or a number of seconds; a
+    negative one is 0 (gymnasium's ``AsyncVectorEnv`` waits ``max(timeout, 0)``: what is in is taken,
+    nothing is waited for). Callers check it before waiting, so a bad one leaves the pending call pending."""
     if timeout is None:
         return None
     seconds = (
         float(timeout) if isinstance(timeout, numbers.Real) and not isinstance(timeout, (bool, np.bool_)) else None
     )
-    if seconds is None or not seconds >= 0:  # NaN is not >= 0
-        raise InvalidArgumentError(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
-    return seconds
+    if seconds is None or math.isnan(seconds):
+        raise InvalidArgumentError(f"timeout must be None or a number of seconds, got {timeout!r}")
+    return max(seconds, 0.0)

@@ -495,3 +495,71 @@ def test_already_pending_messages_are_gymnasiums_word_for_word(pending: str, cal
             with contextlib.suppress(Exception):
                 (envs.reset_wait if pending == "reset" else envs.step_wait)()
             envs.close()
+
+
+# ---------------------------------------------------------------------------------- timeouts
+
+
+def replies_in(env: Any) -> None:
+    """Waits until every sub-env's reply to the pending call is in, not taken."""
+    if isinstance(env, TorchVectorizedEnv):
+        deadline = time.monotonic() + 30
+        while not all(env._pool.bells.is_done(w) for w in range(NUM_ENVS)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    else:
+        assert all(pipe.poll(30) for pipe in env.parent_pipes)
+
+
+PENDING = {
+    "reset": lambda env: env.reset_async(seed=1),
+    "step": lambda env: env.step_async(np.zeros(NUM_ENVS, np.int64)),
+    "call": lambda env: env.call_async("np_random_seed"),
+}
+
+
+@pytest.mark.parametrize("call", list(PENDING))
+def test_a_negative_timeout_takes_the_replies_in_as_gymnasium(call: str) -> None:
+    with both() as (ours, theirs):
+        results = []
+        for env in (ours, theirs):
+            PENDING[call](env)
+            replies_in(env)
+            results.append(getattr(env, f"{call}_wait")(timeout=-1))
+        got, expected = results
+        if call == "call":
+            assert got == expected
+        else:
+            np.testing.assert_array_equal(got[0], expected[0])
+
+
+class SlowStep(gym.Wrapper):
+    def step(self, action: Any) -> Any:
+        time.sleep(1.0)
+        return super().step(action)
+
+
+def slow_cartpole() -> gym.Env:
+    return SlowStep(cartpole())
+
+
+def test_a_negative_timeout_on_a_step_not_done_times_out_as_gymnasium() -> None:
+    with both(slow_cartpole) as (ours, theirs):
+        raised = []
+        for env in (ours, theirs):
+            env.step_async(np.zeros(NUM_ENVS, np.int64))
+            start = time.monotonic()
+            raised.append(outcome(lambda env=env: env.step_wait(timeout=-1))[0])
+            assert time.monotonic() - start < 0.5
+        assert raised == [mp.TimeoutError, mp.TimeoutError]
+
+
+@pytest.mark.parametrize("pending", [None, "step"])
+def test_close_with_a_negative_timeout_closes_as_gymnasium(pending: str | None) -> None:
+    with both() as (ours, theirs):
+        results = []
+        for env in (ours, theirs):
+            if pending is not None:
+                PENDING[pending](env)
+            results.append(recorded_warnings(lambda env=env: env.close(timeout=-1)))
+            assert env.closed
+        assert results[0] == results[1] and results[0][1] is None

@@ -171,7 +171,7 @@ def test_absurd_worker_and_env_counts_are_refused_at_once(num_workers: Any, envs
         TorchVectorizedEnv(cartpole, num_workers, envs_per_worker)
 
 
-@pytest.mark.parametrize("timeout", ["x", -1.0, float("nan"), True])
+@pytest.mark.parametrize("timeout", ["x", float("nan"), True])
 def test_a_bad_timeout_keeps_the_call_pending(timeout: Any) -> None:
     with TorchVectorizedEnv(cartpole, 1, 2) as env:
         env.reset(seed=0)
