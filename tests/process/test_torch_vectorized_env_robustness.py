@@ -670,3 +670,53 @@ def test_a_ctrl_c_that_came_during_a_frame_write_finds_its_count_stored():
     if not seen:
         pytest.skip("/proc does not tell where the main thread waits (wchan)")
     assert interrupted and written == [len(data)]
+
+
+@pytest.fixture
+def two_batches():
+    """Pool mode, two workers of one env, batches of one, reset: the env of the batch waiting for its
+    actions (``first``) and the other, whose reset reply is not taken yet; closed afterwards."""
+    envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1, batch_size=1)
+    try:
+        _, info = envs.reset(seed=0)
+        yield envs, int(info["env_id"][0])
+    finally:
+        envs.close()
+
+
+@pytest.mark.parametrize("wait", ["get_attr", "call_wait"])
+def test_ctrl_c_as_the_replies_of_the_steps_in_flight_are_set_aside_loses_none(two_batches, monkeypatch, wait):
+    """A call in pool mode sets the replies not taken aside (``stash``) while it runs. A Ctrl-C raised as
+    that returns: the call is dropped (get_attr) or still pending (call_wait), the replies are kept."""
+    envs, first = two_batches
+    pool_class = torchwm.process.pool.WorkerPool
+    monkeypatch.setattr(pool_class, "stash", _CtrlCOnce(pool_class, "stash", after=True).stash)
+    if wait == "get_attr":
+        with pytest.raises(KeyboardInterrupt):
+            envs.get_attr("np_random_seed")
+    else:
+        envs.call_async("np_random_seed")
+        with pytest.raises(KeyboardInterrupt):
+            envs.call_wait(timeout=30)
+        assert envs.call_wait(timeout=30) == (0, 1)  # the call goes out when waited for again
+    envs.send(np.zeros(1, np.int64))
+    *_, info = envs.recv()
+    assert info["env_id"].tolist() == [1 - first]  # the other env's reset, in before the step sent
+
+
+def test_ctrl_c_as_a_reset_drops_the_steps_in_flight_leaves_the_reset_under_way(two_batches, monkeypatch):
+    envs, _ = two_batches
+    envs.send(np.zeros(1, np.int64))  # a step in flight: the reset drops it
+    pool_class = torchwm.process.pool.WorkerPool
+    monkeypatch.setattr(pool_class, "drop_all", _CtrlCOnce(pool_class, "drop_all", after=True).drop_all)
+    with pytest.raises(KeyboardInterrupt):
+        envs.reset(seed=1)
+    # As a reset interrupted later: pending, dropped by the next reset; no step to receive.
+    with pytest.raises(torchwm.errors.AlreadyPendingCallError):
+        envs.send(np.zeros(1, np.int64))
+    with pytest.raises(torchwm.errors.NoAsyncCallError):
+        envs.recv()
+    observations, info = envs.reset(seed=1)
+    assert observations.shape == (1, 4) and info["env_id"].tolist() in ([0], [1])
+    envs.send(np.zeros(1, np.int64))
+    assert envs.recv()[4]["env_id"].tolist() in ([0], [1])

@@ -73,6 +73,9 @@ class WorkerPool:
         self.replies: list[Any] = [None] * n
         self.raised: list[RemoteError] = []  # the RAISED replies in, not yet taken
         self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
+        # Pool mode: the replies set aside while a call runs (stash), and how many times drop_all dropped.
+        self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
+        self.drops = 0
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -180,24 +183,29 @@ class WorkerPool:
         return taken, self._take(taken, [self.replies[w] for w in taken])
 
     def drop_all(self, what: str, timeout: float | None) -> None:
-        """Waits for every command in flight and drops every reply not taken (pool mode's reset). After
-        ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the replies collected so
-        far wait with the others)."""
+        """Waits for every command in flight and drops every reply not taken (pool mode's reset), counting
+        it in ``drops``. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the
+        replies collected so far wait with the others)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
-        self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
+        empty = [None] * len(self.fds)
+        # One statement, no call in it: no Ctrl-C is raised half-way.
+        self.ready, self.raised, self.replies, self.drops = [], [], empty, self.drops + 1
 
-    def stash(self, what: str, timeout: float | None) -> tuple[list[int], list[Any], list[RemoteError]]:
-        """Waits for every command in flight and sets aside the replies not taken, so that a command
-        to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back. After
-        ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing set aside (the replies collected
-        so far wait with the others)."""
+    def stash(self, what: str, timeout: float | None) -> None:
+        """Waits for every command in flight and sets aside the replies not taken (``stashed``), so that
+        a command to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back.
+        After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing set aside (the replies collected
+        so far wait with the others). Replies already set aside stay so: a call whose wait was interrupted
+        before it went out, nothing came in since (every reply was in, nothing was sent)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
-        saved = (self.ready, self.replies, self.raised)
-        self.ready, self.raised, self.replies = [], [], [None] * len(self.fds)
-        return saved
+        if self.stashed is None:
+            empty = [None] * len(self.fds)
+            self.stashed, self.ready, self.raised, self.replies = (self.ready, self.replies, self.raised), [], [], empty
 
-    def unstash(self, saved: tuple[list[int], list[Any], list[RemoteError]]) -> None:
-        self.ready, self.replies, self.raised = saved
+    def unstash(self) -> None:
+        """Puts back the replies :meth:`stash` set aside, if any."""
+        if self.stashed is not None:
+            (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
 
     def _take(self, taken: list[int], replies: list[Any]) -> list[Any]:
         for w in taken:

@@ -145,9 +145,7 @@ class PoolModeMixin:
         k, n = self.envs_per_worker, self.num_workers
         # Pickled before anything is dropped: options that cannot be sent leave the env as it was.
         frames = self._frames(Message.RESET, [(s, options, None) for s in blocks(seeds, k, n)], "reset options")
-        self._drop_steps_in_flight(pool)
-        self._state = AsyncState.DEFAULT
-        self._held = []  # the last batch's workers are no longer waiting for actions
+        self._drop_steps_in_flight(pool)  # the last batch's workers are no longer waiting for actions
         self._send_frames(pool, frames, "reset")
         self._first_seed.forget()
         workers, replies = self._gather_batch(pool, "reset", None)

@@ -140,7 +140,6 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self._all_workers = list(range(self.num_workers))
         self.batch_size = parse_batch_size(batch_size, self.num_workers, self.envs_per_worker)
         self._held: list[int] = []  # pool mode: the workers of the last batch, waiting for its actions
-        self._stashed: Any = None  # pool mode: the replies set aside while a call runs
         self._deferred: list[bytes] | None = None  # pool mode: a call's frames, sent once the steps in flight are done
         # Checked now, used by the first reset() that is given no seed.
         self._first_seed = FirstResetSeed(seed, self.total_envs)
@@ -316,12 +315,12 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             raise
         except BaseException:
             self._state, self._deferred = AsyncState.DEFAULT, None
-            self._unstash(pool)
+            pool.unstash()
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
             raise
         self._state = AsyncState.DEFAULT
-        self._unstash(pool)
+        pool.unstash()
         return replies
 
     def _wait_now(self, call: str, pending: str) -> list[Any]:
@@ -335,7 +334,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             try:
                 self._send_deferred(pool, f"{call} (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
             except BaseException:
-                if self._deferred is not None:  # not sent: nothing is pending
+                if self._deferred is not None:  # not sent: nothing is pending, the replies set aside are back
+                    pool.unstash()
                     self._state, self._deferred = AsyncState.DEFAULT, None
                 raise
         return self._wait(call, pending, None)
@@ -345,7 +345,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         until the call's are in); returns what is left of ``timeout``. A timeout or Ctrl-C while the
         steps finish leaves the call pending, unsent."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        self._stashed = pool.stash(what, timeout)
+        pool.stash(what, timeout)  # the pool holds them: a Ctrl-C raised as it returns loses none
         frames, self._deferred = self._deferred, None
         assert frames is not None
         pool.send(frames)
@@ -353,14 +353,16 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     def _drop_steps_in_flight(self, pool: WorkerPool) -> None:
         """Pool mode's reset: waits for the steps in flight (an interrupted reset's too) and drops every
-        reply not taken. A worker hung in its step raises ``multiprocessing.TimeoutError`` after
-        ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or Ctrl-C drops nothing."""
-        pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
-
-    def _unstash(self, pool: WorkerPool) -> None:
-        if self._stashed is not None:
-            pool.unstash(self._stashed)
-            self._stashed = None
+        reply not taken; the reset is then under way (``WAITING_RESET``, no batch waiting for actions),
+        even if a Ctrl-C is raised as the drop returns. A worker hung in its step raises
+        ``multiprocessing.TimeoutError`` after ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or
+        Ctrl-C meanwhile drops nothing."""
+        drops = pool.drops
+        try:
+            pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
+        finally:
+            if pool.drops != drops:  # no call before the env says what the pool did: no signal is handled
+                self._state, self._held = AsyncState.WAITING_RESET, []
 
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
         """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
