@@ -720,3 +720,19 @@ def test_ctrl_c_as_a_reset_drops_the_steps_in_flight_leaves_the_reset_under_way(
     assert observations.shape == (1, 4) and info["env_id"].tolist() in ([0], [1])
     envs.send(np.zeros(1, np.int64))
     assert envs.recv()[4]["env_id"].tolist() in ([0], [1])
+
+
+def test_ctrl_c_once_the_replies_of_a_call_are_taken_leaves_nothing_pending(two_batches, monkeypatch):
+    """The replies are lost (as gymnasium's), the call is over, and the replies set aside for it are back."""
+    envs, first = two_batches
+    pool_class = torchwm.process.pool.WorkerPool
+    monkeypatch.setattr(pool_class, "gather", _CtrlCOnce(pool_class, "gather", after=True).gather)
+    envs.call_async("np_random_seed")
+    with pytest.raises(KeyboardInterrupt):
+        envs.call_wait(timeout=30)
+    with pytest.raises(torchwm.errors.NoAsyncCallError):
+        envs.call_wait(timeout=30)
+    envs.send(np.zeros(1, np.int64))
+    *_, info = envs.recv()
+    assert info["env_id"].tolist() == [1 - first]
+    assert envs.get_attr("np_random_seed") == (0, 1)

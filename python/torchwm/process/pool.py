@@ -76,6 +76,7 @@ class WorkerPool:
         # Pool mode: the replies set aside while a call runs (stash), and how many times drop_all dropped.
         self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
         self.drops = 0
+        self.gathers = 0  # how many times gather took every reply
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -167,14 +168,20 @@ class WorkerPool:
         ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting). A worker's
         fatal error (``FAILED``) or death shuts every worker down and raises; a sub-env's exception
         (``RAISED``) is raised once every worker has answered (the lowest env index's; ``last_raised``
-        lists them all)."""
+        lists them all). Once the replies are taken (counted in ``gathers``), those :meth:`stash` set
+        aside are back."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
-        taken, self.ready = self.ready, []
-        if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
-            replies, self.replies = self.replies, [None] * len(taken)
-            return self._take(taken, replies)
-        chosen = set(taken)
-        return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.fds))])
+        # Taken and counted in one statement with no call: a caller can tell a Ctrl-C raised after it.
+        taken, self.ready, self.gathers = self.ready, [], self.gathers + 1
+        try:
+            if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
+                replies, self.replies = self.replies, [None] * len(taken)
+                return self._take(taken, replies)
+            chosen = set(taken)
+            return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.fds))])
+        finally:
+            if self.stashed is not None:  # as unstash(), with no call: no signal is handled before it
+                (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
 
     def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
         """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`."""

@@ -302,25 +302,28 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
                     self._state = state
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
-        """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again)."""
+        """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again),
+        unless the Ctrl-C was raised once the replies were taken: they are lost then, as gymnasium's are."""
         pool = self._open_pool()
         if self._state is not async_state(pending):
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
+        gathers = pool.gathers
         try:
             if self._deferred is not None:
                 timeout = self._send_deferred(pool, pending, timeout)
-            replies = pool.gather(pending, timeout)
+            replies = pool.gather(pending, timeout)  # it puts back the replies _send_deferred set aside
         except (mp.TimeoutError, KeyboardInterrupt):
+            if pool.gathers != gathers:  # a Ctrl-C raised once the replies were taken: lost, nothing pending
+                self._state = AsyncState.DEFAULT
             raise
         except BaseException:
             self._state, self._deferred = AsyncState.DEFAULT, None
-            pool.unstash()
+            pool.unstash()  # a call that did not go out
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
             raise
         self._state = AsyncState.DEFAULT
-        pool.unstash()
         return replies
 
     def _wait_now(self, call: str, pending: str) -> list[Any]:
