@@ -9,6 +9,8 @@
 //!   not ours). Its library is reused while nothing it is built from changed, so changing the shim does
 //!   not recompile ALE.
 //! - The shim is compiled on its own with warnings on; ALE's headers are system headers to it.
+//! - `TORCHWM_WHEEL_CXX=g++` (the portable wheel's build, scripts/test.sh): GCC compiles the C++ under
+//!   `maturin --zig`, and its libstdc++ is linked in statically (`build/wheel_cxx.rs`).
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
 //!   links their runtimes into every binary (see scripts/sanitize.sh).
 use std::env;
@@ -25,8 +27,11 @@ mod ale_source;
 mod ale_units;
 #[path = "build/threaded_dispatch.rs"]
 mod threaded_dispatch;
+#[path = "build/wheel_cxx.rs"]
+mod wheel_cxx;
 
 use ale_source::AleRelease;
+use wheel_cxx::WheelCxx;
 
 /// The sanitizers `TORCHWM_SANITIZE` may name.
 const SANITIZERS: [&str; 2] = ["address", "undefined"];
@@ -42,6 +47,7 @@ fn main() {
     let generated = out_dir.join("generated");
     let units = generate_sources(&generated, &ale_src, &release).unwrap_or_else(|m| fail(&m));
     let sanitize = sanitize_flags().unwrap_or_else(|m| fail(&m));
+    let wheel_cxx = WheelCxx::from_env().unwrap_or_else(|m| fail(&m));
 
     // rustc links with -nodefaultlibs, so `-fsanitize` at link time would not bring the runtimes; and
     // ASan's must be the first shared library loaded, so it is named before the C++ runtime.
@@ -49,14 +55,19 @@ fn main() {
         println!("cargo:rustc-link-lib=dylib={runtime}");
     }
     // The shim first: its objects need ALE's, and a static library must come before those it needs.
-    let mut shim = cpp_build(&generated, &ale_src, &sanitize, true);
+    let mut shim = cpp_build(&generated, &ale_src, &sanitize, wheel_cxx.as_ref(), true);
     shim.warnings(true).extra_warnings(true).flag("-Wshadow").flag("-Wconversion");
     // ALE's edited headers include our `.inc` files from `src/ffi` (`ale_env/`).
     shim.include(manifest_dir.join("src/ffi"));
     shim.file(manifest_dir.join("src/ffi/ale_shim.cpp"));
+    if let Some(wheel_cxx) = &wheel_cxx {
+        shim.file(manifest_dir.join("src/ffi/glibc_compat.cpp"));
+        // After every library of ours (link arguments come last), so it provides what they need.
+        println!("cargo:rustc-link-arg={}", wheel_cxx.static_libstdcxx.display());
+    }
     shim.compile("torchwm_shim");
 
-    let mut ale = cpp_build(&generated, &ale_src, &sanitize, false);
+    let mut ale = cpp_build(&generated, &ale_src, &sanitize, wheel_cxx.as_ref(), false);
     // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/`, `ale_env/`
     // and `rng/` files its edited copies include.
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
@@ -86,7 +97,7 @@ fn main() {
     }
     let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
-    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us.
+    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us, or by path (wheel_cxx).
 }
 
 fn fail(message: &str) -> ! {
@@ -96,7 +107,7 @@ fn fail(message: &str) -> ! {
 
 /// Tells cargo what the build reads: the environment, and every file of ours that goes into it.
 fn declare_inputs(manifest_dir: &Path) -> Result<(), String> {
-    for var in ale_source::ENV_VARS.iter().chain(&["CXX", "CXXFLAGS", "TORCHWM_SANITIZE"]) {
+    for var in ale_source::ENV_VARS.iter().chain(&["CXX", "CXXFLAGS", "TORCHWM_SANITIZE", wheel_cxx::ENV_VAR]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let mut files = vec![manifest_dir.join("build.rs"), manifest_dir.join("pyproject.toml")];
@@ -155,8 +166,18 @@ fn sanitizer_runtimes() -> Vec<&'static str> {
 /// The settings the shim and ALE share: they must agree on ALE's headers (the patched copies in
 /// `generated` come first) and on everything that changes its types' layout. `system_headers`: ALE's
 /// headers are system headers (no warnings from them), for the shim.
-fn cpp_build(generated: &Path, ale_src: &Path, sanitize: &[String], system_headers: bool) -> cc::Build {
+fn cpp_build(
+    generated: &Path,
+    ale_src: &Path,
+    sanitize: &[String],
+    wheel_cxx: Option<&WheelCxx>,
+    system_headers: bool,
+) -> cc::Build {
     let mut build = cc::Build::new();
+    if let Some(wheel_cxx) = wheel_cxx {
+        // The static libstdc++ goes in by path (main); cc would name the shared one.
+        build.compiler(&wheel_cxx.compiler).cpp_link_stdlib(None);
+    }
     build
         .cpp(true)
         .std("c++17")
