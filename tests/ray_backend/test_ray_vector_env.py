@@ -263,6 +263,46 @@ def test_step_wait_timeout_leaves_the_step_pending(cluster):
         assert observations.shape == (NUM_ENVS, 4)
 
 
+def wait_until_stepped(env) -> None:
+    """Returns once every worker of ``env`` (ours or gymnasium's ``AsyncVectorEnv``) has its reply in."""
+    if isinstance(env, RayVectorEnv):
+        _, waiting = ray.wait(env._pending, num_returns=len(env._pending), timeout=60)
+        assert not waiting, "the workers did not step within 60 s"
+    else:
+        assert all(pipe.poll(60) for pipe in env.parent_pipes), "the workers did not step within 60 s"
+
+
+@pytest.mark.parametrize("timeout", [0, -1])
+def test_a_zero_or_negative_timeout_takes_the_replies_in_as_gymnasium(cluster, timeout):
+    """gymnasium's AsyncVectorEnv waits max(timeout, 0), polling its pipes once: a step whose replies are
+    all in is returned; one not done times out at once (``multiprocessing.TimeoutError``)."""
+    with make_env() as envs:
+        reference = gym.vector.AsyncVectorEnv([cartpole] * 2)
+        try:
+            for env, n in ((envs, NUM_ENVS), (reference, 2)):
+                env.reset(seed=0)
+                env.step_async(np.zeros(n, dtype=np.int64))
+                wait_until_stepped(env)
+                observations, rewards, *_ = env.step_wait(timeout=timeout)
+                assert observations.shape == (n, 4) and rewards.tolist() == [1.0] * n, type(env).__name__
+        finally:
+            reference.close(terminate=True)
+    with make_env(factory=lambda: SlowStep(3.0)) as envs:
+        reference = gym.vector.AsyncVectorEnv([lambda: SlowStep(3.0)] * 2)
+        try:
+            for env, n in ((envs, NUM_ENVS), (reference, 2)):
+                env.reset(seed=0)
+                env.step_async(np.zeros(n, dtype=np.int64))
+                started = time.monotonic()
+                with pytest.raises(mp.TimeoutError):
+                    env.step_wait(timeout=timeout)
+                assert time.monotonic() - started < 1.5, type(env).__name__
+            observations, *_ = envs.step_wait(timeout=60)  # ours keeps the step pending: it comes
+            assert observations.shape == (NUM_ENVS, 4)
+        finally:
+            reference.close(terminate=True)
+
+
 def test_killed_actor_raises_worker_crashed_naming_it(cluster):
     envs = make_env()
     envs.reset(seed=0)

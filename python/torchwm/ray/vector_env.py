@@ -204,7 +204,8 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
     def _gather(self, timeout: float | None) -> list[Any]:
         """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` as soon
         as its answer is in (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the
-        call pending (already received replies are kept)."""
+        call pending (already received replies are kept). The replies in are always looked at first, so
+        ``timeout=0`` takes them as gymnasium's ``AsyncVectorEnv`` does (it polls with ``max(left, 0)``)."""
         timeout = parse_timeout(timeout)
         ray = self._ray
         refs = self._pending
@@ -212,15 +213,15 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         waiting = [ref for ref in refs if index[ref] not in self._replies]
         deadline = None if timeout is None else time.monotonic() + timeout
         while waiting:
-            left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, deadline - time.monotonic())
-            if left <= 0:
+            left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, max(0.0, deadline - time.monotonic()))
+            ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
+            for ref in ready:
+                self._receive(index[ref], ref)
+            if waiting and deadline is not None and time.monotonic() >= deadline:
                 raise mp.TimeoutError(
                     f"{self._command}: {len(waiting)} worker(s) did not answer within {timeout} s; "
                     "call again to keep waiting"
                 )
-            ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
-            for ref in ready:
-                self._receive(index[ref], ref)
         command, self._command, self._pending, self._state = self._command or "", None, [], AsyncState.DEFAULT
         replies, self._replies = self._replies, {}
         errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, TaskFailure)]
