@@ -1,5 +1,5 @@
 """Helpers every test folder imports (``tests/`` is on pytest's ``pythonpath``): the games the parity
-tests sweep, and the live torchwm worker threads."""
+tests sweep, the live torchwm worker threads, and a Ctrl-C landing at a chosen call (``CtrlCOnce``)."""
 
 from __future__ import annotations
 
@@ -61,3 +61,28 @@ def prompt_within_s(baseline_s: float) -> float:
     """How long "at once" may take, given ``baseline_s`` (a round trip through the same env, measured in
     the same test): a few seconds on a quiet machine, more when a busy one slows the baseline too."""
     return 3.0 + 50 * baseline_s
+
+
+class CtrlCOnce:
+    """Stands in for ``inner``: the first call of its method ``name`` raises KeyboardInterrupt, a Ctrl-C
+    landing there: before the call runs, or with ``after`` once it has run (Python raises a Ctrl-C that
+    came during a call as the call returns). Any other call or attribute is ``inner``'s. For a function
+    of a module or a class, patch in ``getattr(CtrlCOnce(owner, name), name)``."""
+
+    def __init__(self, inner: object, name: str, *, after: bool = False) -> None:
+        self.inner, self.name, self.after, self.armed = inner, name, after, True
+
+    def __getattr__(self, name: str) -> object:
+        attribute = getattr(self.inner, name)
+        if name != self.name:
+            return attribute
+
+        def interrupted_once(*args: object, **kwargs: object) -> object:
+            if not self.armed:
+                return attribute(*args, **kwargs)
+            self.armed = False
+            if self.after:
+                attribute(*args, **kwargs)
+            raise KeyboardInterrupt
+
+        return interrupted_once

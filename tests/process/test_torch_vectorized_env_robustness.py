@@ -20,7 +20,7 @@ import torchwm.process.doorbells
 import torchwm.process.pool
 import torchwm.process.protocol
 import torchwm.process.worker
-from testing_support import measured_s, prompt_within_s
+from testing_support import CtrlCOnce, measured_s, prompt_within_s
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 from torchwm.process.protocol import Message, write_frame
 
@@ -477,37 +477,12 @@ def test_the_doorbell_memory_cannot_be_shrunk_under_the_processes_mapping_it() -
         memory.close()
 
 
-class _CtrlCOnce:
-    """Stands in for ``inner``: the first call of its method ``name`` raises KeyboardInterrupt, a Ctrl-C
-    landing there: before the call runs, or with ``after`` once it has run (Python raises a Ctrl-C that
-    came during a call as the call returns). Any other call or attribute is ``inner``'s. For a function
-    of a module or a class, patch in ``getattr(_CtrlCOnce(owner, name), name)``."""
-
-    def __init__(self, inner: object, name: str, *, after: bool = False) -> None:
-        self.inner, self.name, self.after, self.armed = inner, name, after, True
-
-    def __getattr__(self, name: str) -> object:
-        attribute = getattr(self.inner, name)
-        if name != self.name:
-            return attribute
-
-        def interrupted_once(*args: object, **kwargs: object) -> object:
-            if not self.armed:
-                return attribute(*args, **kwargs)
-            self.armed = False
-            if self.after:
-                attribute(*args, **kwargs)
-            raise KeyboardInterrupt
-
-        return interrupted_once
-
-
 def test_ctrl_c_while_a_framed_reply_is_awaited_leaves_it_for_the_next_wait(monkeypatch):
     envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
     try:
         envs.reset(seed=0)
         # Ctrl-C while the parent polls worker 0's pipe for the reply its doorbell announced.
-        envs._pool.pipe_polls[0] = _CtrlCOnce(envs._pool.pipe_polls[0], "poll")
+        envs._pool.pipe_polls[0] = CtrlCOnce(envs._pool.pipe_polls[0], "poll")
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -524,7 +499,7 @@ def test_ctrl_c_half_way_through_a_reply_frame_shuts_the_workers_down(monkeypatc
         envs.reset(seed=0)
         processes = list(envs._pool.processes)
         pool_module = torchwm.process.pool
-        monkeypatch.setattr(pool_module, "read_frame", _CtrlCOnce(pool_module, "read_frame").read_frame)
+        monkeypatch.setattr(pool_module, "read_frame", CtrlCOnce(pool_module, "read_frame").read_frame)
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -574,7 +549,7 @@ def test_ctrl_c_as_the_step_goes_out_keeps_it_pending(monkeypatch, path):
         envs.reset(seed=0)
         name = "step_shared" if path == "shared" else "send"
         pool_class = torchwm.process.pool.WorkerPool
-        monkeypatch.setattr(pool_class, name, getattr(_CtrlCOnce(pool_class, name, after=True), name))
+        monkeypatch.setattr(pool_class, name, getattr(CtrlCOnce(pool_class, name, after=True), name))
         actions = np.zeros(2, np.int64) if path == "shared" else [0, 0]  # a list goes pickled
         with pytest.raises(KeyboardInterrupt):
             envs.step_async(actions)
@@ -589,7 +564,7 @@ def test_ctrl_c_as_the_doorbells_ring_keeps_the_step_pending():
     envs = TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
     try:
         envs.reset(seed=0)
-        envs._pool.bells = _CtrlCOnce(envs._pool.bells, "ring", after=True)  # rung, then Ctrl-C
+        envs._pool.bells = CtrlCOnce(envs._pool.bells, "ring", after=True)  # rung, then Ctrl-C
         with pytest.raises(KeyboardInterrupt):
             envs.step_async(np.zeros(2, np.int64))
         observations, rewards, *_ = envs.step_wait(timeout=30)
@@ -609,7 +584,7 @@ def test_ctrl_c_as_a_frame_of_a_step_is_written(monkeypatch, num_workers, kept):
         envs.reset(seed=0)
         processes = list(envs._pool.processes)
         pool_module = torchwm.process.pool
-        monkeypatch.setattr(pool_module, "write_frame", _CtrlCOnce(pool_module, "write_frame", after=True).write_frame)
+        monkeypatch.setattr(pool_module, "write_frame", CtrlCOnce(pool_module, "write_frame", after=True).write_frame)
         with pytest.raises(KeyboardInterrupt):
             envs.step_async([0] * num_workers)  # a list goes pickled
         if kept:
@@ -690,7 +665,7 @@ def test_ctrl_c_as_the_replies_of_the_steps_in_flight_are_set_aside_loses_none(t
     that returns: the call is dropped (get_attr) or still pending (call_wait), the replies are kept."""
     envs, first = two_batches
     pool_class = torchwm.process.pool.WorkerPool
-    monkeypatch.setattr(pool_class, "stash", _CtrlCOnce(pool_class, "stash", after=True).stash)
+    monkeypatch.setattr(pool_class, "stash", CtrlCOnce(pool_class, "stash", after=True).stash)
     if wait == "get_attr":
         with pytest.raises(KeyboardInterrupt):
             envs.get_attr("np_random_seed")
@@ -708,7 +683,7 @@ def test_ctrl_c_as_a_reset_drops_the_steps_in_flight_leaves_the_reset_under_way(
     envs, _ = two_batches
     envs.send(np.zeros(1, np.int64))  # a step in flight: the reset drops it
     pool_class = torchwm.process.pool.WorkerPool
-    monkeypatch.setattr(pool_class, "drop_all", _CtrlCOnce(pool_class, "drop_all", after=True).drop_all)
+    monkeypatch.setattr(pool_class, "drop_all", CtrlCOnce(pool_class, "drop_all", after=True).drop_all)
     with pytest.raises(KeyboardInterrupt):
         envs.reset(seed=1)
     # As a reset interrupted later: pending, dropped by the next reset; no step to receive.
@@ -726,7 +701,7 @@ def test_ctrl_c_once_the_replies_of_a_call_are_taken_leaves_nothing_pending(two_
     """The replies are lost (as gymnasium's), the call is over, and the replies set aside for it are back."""
     envs, first = two_batches
     pool_class = torchwm.process.pool.WorkerPool
-    monkeypatch.setattr(pool_class, "gather", _CtrlCOnce(pool_class, "gather", after=True).gather)
+    monkeypatch.setattr(pool_class, "gather", CtrlCOnce(pool_class, "gather", after=True).gather)
     envs.call_async("np_random_seed")
     with pytest.raises(KeyboardInterrupt):
         envs.call_wait(timeout=30)
