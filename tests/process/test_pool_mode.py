@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
+import torchwm.process.pool
 import torchwm.process.torch_vectorized_env
+from testing_support import CtrlCOnce
 from torchwm import InvalidArgumentError, TorchVectorizedEnv, WorkerCrashedError
 from torchwm.errors import AlreadyPendingCallError, EnvStateError, NoAsyncCallError, ResetNeeded
 
@@ -290,6 +292,32 @@ def test_a_reset_interrupted_by_ctrl_c_is_dropped_by_the_next_reset():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        envs.close()
+
+
+def test_ctrl_c_once_recv_took_a_batch_loses_none_of_its_workers(monkeypatch):
+    """A Ctrl-C raised as the pool hands recv its batch (``gather_some`` returns): the batch's replies are
+    lost, as gymnasium's are once taken, and the step is over; its workers wait for actions, so the next
+    send steps them, and every env keeps coming back."""
+    envs = TorchVectorizedEnv(cartpole, 2, 1, batch_size=1)
+    try:
+        envs.reset(seed=0)
+        envs.send(np.zeros(1, np.int64))  # one env steps; the other's reset reply is not taken yet
+        deadline = time.monotonic() + 30
+        while not all(envs._pool.bells.is_done(w) for w in range(2)) and time.monotonic() < deadline:
+            time.sleep(0.01)  # both replies in: the other env's cannot come after many steps of this one
+        pool_class = torchwm.process.pool.WorkerPool
+        monkeypatch.setattr(pool_class, "gather_some", CtrlCOnce(pool_class, "gather_some", after=True).gather_some)
+        with pytest.raises(KeyboardInterrupt):
+            envs.recv(timeout=30)  # took a batch, then Ctrl-C
+        with pytest.raises(NoAsyncCallError):
+            envs.recv(timeout=30)
+        seen: list[int] = []
+        while set(seen) != {0, 1} and time.monotonic() < deadline:  # the first send steps the lost batch's env
+            envs.send(np.zeros(1, np.int64))
+            seen += envs.recv(timeout=30)[4]["env_id"].tolist()
+        assert set(seen) == {0, 1}, f"an env never came back: {seen}"
+    finally:
         envs.close()
 
 

@@ -77,6 +77,9 @@ class WorkerPool:
         self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
         self.drops = 0
         self.gathers = 0  # how many times gather took every reply
+        # Pool mode: the workers gather_some took last, and how many times it took some.
+        self.taken: list[int] = []
+        self.batches = 0
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -184,9 +187,13 @@ class WorkerPool:
                 (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
 
     def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
-        """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`."""
+        """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`.
+        Once they are taken, ``taken`` names them and ``batches`` counts the take: a caller can tell a
+        Ctrl-C raised after it, and which workers then wait for their next command."""
         self._collect(what, timeout, count)
-        taken, self.ready = self.ready[:count], self.ready[count:]
+        taken = self.ready[:count]
+        # Taken, named and counted in one statement with no call: no Ctrl-C is raised half-way.
+        self.ready, self.taken, self.batches = self.ready[count:], taken, self.batches + 1
         return taken, self._take(taken, [self.replies[w] for w in taken])
 
     def drop_all(self, what: str, timeout: float | None) -> None:

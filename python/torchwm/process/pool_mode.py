@@ -119,7 +119,6 @@ class PoolModeMixin:
         if self._state is not AsyncState.WAITING_STEP:
             raise errors.NoAsyncCallError("Calling `recv` without any prior call to `send`.", "step")
         workers, replies = self._gather_batch(pool, "step", parse_timeout(timeout))
-        self._state = AsyncState.DEFAULT
         observations, infos = self._batch_of(workers, replies)
         rows = self._rows_of(workers)
         views = self._views
@@ -149,16 +148,21 @@ class PoolModeMixin:
         self._send_frames(pool, frames, "reset")
         self._first_seed.forget()
         workers, replies = self._gather_batch(pool, "reset", None)
-        self._state = AsyncState.DEFAULT
         self._has_reset = True
         return self._batch_of(workers, replies)
 
     def _gather_batch(self, pool: Any, what: str, timeout: float | None) -> tuple[list[int], list[Any]]:
-        """The next ``batch_size`` envs' workers and replies. A sub-env's exception is logged as
-        gymnasium logs it and shuts the workers down; a timeout or Ctrl-C keeps the call pending."""
+        """The next ``batch_size`` envs' workers and replies; the call is then over, the batch's workers
+        waiting for actions. A sub-env's exception is logged as gymnasium logs it and shuts the workers
+        down; a timeout or Ctrl-C keeps the call pending, unless the Ctrl-C was raised once the batch was
+        taken: its replies are lost then (as gymnasium's are), the call is over, and its workers wait for
+        actions all the same (the pool names them), so none is left out of the next ``send``."""
+        batches = pool.batches
         try:
             workers, replies = pool.gather_some(what, timeout, self.batch_size // self.envs_per_worker)
         except (mp.TimeoutError, KeyboardInterrupt):
+            if pool.batches != batches:  # no call before the env says what the pool did: no signal is handled
+                self._held, self._state = pool.taken, AsyncState.DEFAULT
             raise
         except BaseException:
             self._state = AsyncState.DEFAULT
@@ -166,7 +170,7 @@ class PoolModeMixin:
                 log_like_gymnasium(pool.last_raised)
                 pool.shutdown()
             raise
-        self._held = workers
+        self._held, self._state = workers, AsyncState.DEFAULT
         return workers, replies
 
     def _batch_of(self, workers: list[int], replies: list[Any]) -> tuple[Any, dict[str, Any]]:
