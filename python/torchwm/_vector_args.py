@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.async_vector_env import AsyncState
 
-from torchwm.errors import InvalidArgumentError
+from torchwm.errors import InvalidArgumentError, InvalidArgumentTypeError
 
 __all__ = [
     "MAX_ENV_COUNT",
@@ -224,12 +224,17 @@ class FirstResetSeed:
 def parse_timeout(timeout: Any) -> float | None:
     """A ``*_wait(timeout=)`` or ``close(timeout=)``: None (wait for ever) or a number of seconds; a
     negative one is 0 (gymnasium's ``AsyncVectorEnv`` waits ``max(timeout, 0)``: what is in is taken,
-    nothing is waited for). Callers check it before waiting, so a bad one leaves the pending call pending."""
+    nothing is waited for). Callers check it before waiting, so a bad one leaves the pending call pending.
+
+    Not a number (a string...): ``InvalidArgumentTypeError``, a ``TypeError`` as gymnasium raises; a bool
+    too (gymnasium waits ``True`` as 1 s). NaN: ``InvalidArgumentError``, a ``ValueError`` as gymnasium's."""
     if timeout is None:
         return None
-    seconds = (
-        float(timeout) if isinstance(timeout, numbers.Real) and not isinstance(timeout, (bool, np.bool_)) else None
-    )
-    if seconds is None or math.isnan(seconds):
+    if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
+        raise InvalidArgumentTypeError(
+            f"timeout must be None or a number of seconds, got {timeout!r} ({type(timeout).__name__})"
+        )
+    seconds = float(timeout)
+    if math.isnan(seconds):
         raise InvalidArgumentError(f"timeout must be None or a number of seconds, got {timeout!r}")
     return max(seconds, 0.0)

@@ -21,6 +21,7 @@ __all__ = [
     "ClosedEnvironmentError",
     "EnvStateError",
     "InvalidArgumentError",
+    "InvalidArgumentTypeError",
     "NoAsyncCallError",
     "ResetNeeded",
     "SubEnvError",
@@ -39,6 +40,14 @@ class InvalidArgumentError(TorchwmError, ValueError, gym_error.Error):
 
     A ``ValueError`` (as torchwm always raised) and a ``gymnasium.error.Error`` (as ale_py raises for
     bad construction arguments).
+    """
+
+
+class InvalidArgumentTypeError(InvalidArgumentError, TypeError):
+    """An argument of a type the call does not accept, where gymnasium raises ``TypeError`` for it (a
+    ``timeout`` that is not a number: gymnasium's ``AsyncVectorEnv`` fails on its arithmetic).
+
+    An :class:`InvalidArgumentError` (as torchwm raised before) and a ``TypeError`` (as gymnasium raises).
     """
 
 

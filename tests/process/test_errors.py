@@ -79,6 +79,7 @@ def test_pickle_round_trip_of_a_raised_exception_with_a_cause(cls: type[BaseExce
     [
         (errors.TorchwmError, (Exception,)),
         (errors.InvalidArgumentError, (errors.TorchwmError, ValueError, gym.error.Error)),
+        (errors.InvalidArgumentTypeError, (errors.InvalidArgumentError, TypeError)),
         (errors.EnvStateError, (errors.TorchwmError, RuntimeError)),
         (errors.ClosedEnvironmentError, (errors.EnvStateError, gym.error.ClosedEnvironmentError)),
         (errors.AlreadyPendingCallError, (errors.EnvStateError, gym.error.AlreadyPendingCallError)),
@@ -109,7 +110,17 @@ def test_protocol_errors_read_like_gymnasiums(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["TorchwmError", "EnvStateError", "AleError", "WorkerError", "SubEnvError", "WorkerCrashedError"]
+    "name",
+    [
+        "TorchwmError",
+        "EnvStateError",
+        "InvalidArgumentError",
+        "InvalidArgumentTypeError",
+        "AleError",
+        "WorkerError",
+        "SubEnvError",
+        "WorkerCrashedError",
+    ],
 )
 def test_torchwm_exports_the_tree_classes(name: str) -> None:
     """``torchwm.X`` is ``torchwm.errors.X``: one tree, whatever layer raises."""

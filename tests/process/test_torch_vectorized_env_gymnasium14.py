@@ -12,6 +12,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from decimal import Decimal
 from functools import partial
 from typing import Any
 
@@ -24,7 +25,7 @@ from gymnasium.vector import AsyncVectorEnv
 
 from testing_support import logs_sub_env_errors
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
-from torchwm.errors import InvalidArgumentError
+from torchwm.errors import InvalidArgumentError, InvalidArgumentTypeError
 
 NUM_ENVS = 3
 
@@ -551,6 +552,42 @@ def test_a_negative_timeout_on_a_step_not_done_times_out_as_gymnasium() -> None:
             raised.append(outcome(lambda env=env: env.step_wait(timeout=-1))[0])
             assert time.monotonic() - start < 0.5
         assert raised == [mp.TimeoutError, mp.TimeoutError]
+
+
+NOT_NUMBERS = {"str": "1", "list": [1], "decimal": Decimal(1), "complex": 1j, "nan": float("nan")}
+
+
+@pytest.mark.parametrize(
+    ("call", "timeout"),
+    [*(("step", value) for value in NOT_NUMBERS.values()), ("reset", "1"), ("call", "1")],
+    ids=[*(f"step-{name}" for name in NOT_NUMBERS), "reset-str", "call-str"],
+)
+def test_a_timeout_that_is_not_a_number_raises_gymnasiums_class_and_keeps_the_call(call: str, timeout: Any) -> None:
+    """gymnasium's AsyncVectorEnv fails on its arithmetic with the timeout: ``TypeError`` for a
+    non-number, ``ValueError`` for NaN, the call still pending. torchwm checks it before it waits: a
+    subclass of the same class (and an ``InvalidArgumentError``), the call pending too."""
+    with both() as (ours, theirs):
+        raised = []
+        for env in (ours, theirs):
+            PENDING[call](env)
+            raised.append(outcome(lambda env=env: getattr(env, f"{call}_wait")(timeout=timeout))[0])
+            getattr(env, f"{call}_wait")(timeout=30)  # still pending: waiting again gets it
+        our_class, their_class = raised
+        assert their_class in (TypeError, ValueError) and our_class is not None, raised
+        assert issubclass(our_class, their_class) and issubclass(our_class, InvalidArgumentError), raised
+
+
+def test_a_bool_timeout_is_refused_where_gymnasium_waits_it_as_seconds() -> None:
+    """Deliberately safer: gymnasium waits ``timeout=True`` as 1 s (a bool is an int to it); torchwm
+    refuses a flag where seconds are expected, as it refuses a string (a ``TypeError``), the step kept."""
+    with both() as (ours, theirs):
+        for env in (ours, theirs):
+            env.step_async(np.zeros(NUM_ENVS, np.int64))
+        assert theirs.step_wait(timeout=True)[0].shape == (NUM_ENVS, 4)
+        with pytest.raises(InvalidArgumentTypeError, match="timeout") as refused:
+            ours.step_wait(timeout=True)
+        assert isinstance(refused.value, TypeError)
+        assert ours.step_wait(timeout=30)[0].shape == (NUM_ENVS, 4)
 
 
 @pytest.mark.parametrize("pending", [None, "step"])

@@ -259,6 +259,8 @@ def test_step_wait_timeout_leaves_the_step_pending(cluster):
         envs.step_async(np.zeros(NUM_ENVS, dtype=np.int64))
         with pytest.raises(mp.TimeoutError):
             envs.step_wait(timeout=0.05)
+        with pytest.raises(TypeError, match="timeout"):  # not a number: what gymnasium raises, the step kept
+            envs.step_wait(timeout="1")
         observations, *_ = envs.step_wait(timeout=60)
         assert observations.shape == (NUM_ENVS, 4)
 
