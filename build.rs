@@ -55,27 +55,53 @@ fn main() {
         println!("cargo:rustc-link-lib=dylib={runtime}");
     }
     // The shim first: its objects need ALE's, and a static library must come before those it needs.
-    let mut shim = cpp_build(&generated, &ale_src, &sanitize, wheel_cxx.as_ref(), true);
+    compile_shim(&manifest_dir, &generated, &ale_src, &sanitize, wheel_cxx.as_ref());
+    let ale = ale_build(&manifest_dir, &generated, &ale_src, &sanitize, wheel_cxx.as_ref(), &units);
+    let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
+    compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
+    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us, or by path (wheel_cxx).
+}
+
+/// Compiles our C++ shim over ALE (`libtorchwm_shim.a`), warnings on; with `wheel_cxx`, the glibc
+/// compatibility symbols too, and the static libstdc++ goes on the link line.
+fn compile_shim(
+    manifest_dir: &Path,
+    generated: &Path,
+    ale_src: &Path,
+    sanitize: &[String],
+    wheel_cxx: Option<&WheelCxx>,
+) {
+    let mut shim = cpp_build(generated, ale_src, sanitize, wheel_cxx, true);
     shim.warnings(true).extra_warnings(true).flag("-Wshadow").flag("-Wconversion");
     // ALE's edited headers include our `.inc` files from `src/ffi` (`ale_env/`).
     shim.include(manifest_dir.join("src/ffi"));
     shim.file(manifest_dir.join("src/ffi/ale_shim.cpp"));
-    if let Some(wheel_cxx) = &wheel_cxx {
+    if let Some(wheel_cxx) = wheel_cxx {
         shim.file(manifest_dir.join("src/ffi/glibc_compat.cpp"));
         // After every library of ours (link arguments come last), so it provides what they need.
         println!("cargo:rustc-link-arg={}", wheel_cxx.static_libstdcxx.display());
     }
     shim.compile("torchwm_shim");
+}
 
-    let mut ale = cpp_build(&generated, &ale_src, &sanitize, wheel_cxx.as_ref(), false);
+/// ALE's build: its unity `units`, warnings off, and the code-generation flags its hot loops want.
+fn ale_build(
+    manifest_dir: &Path,
+    generated: &Path,
+    ale_src: &Path,
+    sanitize: &[String],
+    wheel_cxx: Option<&WheelCxx>,
+    units: &[PathBuf],
+) -> cc::Build {
+    let mut ale = cpp_build(generated, ale_src, sanitize, wheel_cxx, false);
     // ALE's code is not ours to fix: its warnings stay off. `src/ffi` holds the `tia/`, `cpu/`, `ale_env/`
     // and `rng/` files its edited copies include.
-    ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(&units);
+    ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(units);
     // Every function starts a 64-byte line, so the hot loops' alignment (relative to the function)
     // is the same wherever the linker places them: in the cdylib `M6502Low::execute` landed 16 bytes
     // past a line, in the example binary on one. CPU time per frame 1.00x-1.03x (docs/performance.md).
     ale.flag("-falign-functions=64");
-    // clang (the wheel's zig toolchain) merges the 6502 loop's threaded dispatch into 18 shared
+    // clang (zig's, or a system clang++ as CXX) merges the 6502 loop's threaded dispatch into 18 shared
     // indirect jumps, against GCC's 222 (one per instruction case), because LLVM (18 and later) tail-
     // duplicates no block with more than 16 predecessors or successors: a dispatch jump shared by every
     // case predicts the next opcode badly. Raising the limits restores one jump per case (docs/performance.md).
@@ -95,9 +121,7 @@ fn main() {
     if ale.get_compiler().is_like_clang() {
         ale.flag("-Xclang").flag("-O3");
     }
-    let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
-    compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
-    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us, or by path (wheel_cxx).
+    ale
 }
 
 fn fail(message: &str) -> ! {
