@@ -483,11 +483,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
         )
         frames = self._frames(Message.STEP, parts, "actions")
-        try:  # as in _send_frames: a step that went out stays pending
-            pool.send(frames)
-        finally:
-            if not pool.closed:
-                self._state, self._sent_actions = AsyncState.WAITING_STEP, actions
+        self._sent_actions = actions  # read only by the wait of the step sent now
+        self._send_frames(pool, frames, "step")
 
     def step_wait(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The replies of ``step_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again).
