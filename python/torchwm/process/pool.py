@@ -73,13 +73,12 @@ class WorkerPool:
         self.replies: list[Any] = [None] * n
         self.raised: list[RemoteError] = []  # the RAISED replies in, not yet taken
         self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
-        # Pool mode: the replies set aside while a call runs (stash), and how many times drop_all dropped.
+        # Pool mode: the replies set aside while a call runs (stash), and the workers gather_some took last.
         self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
-        self.drops = 0
-        self.gathers = 0  # how many times gather took every reply
-        # Pool mode: the workers gather_some took last, and how many times it took some.
         self.taken: list[int] = []
-        self.batches = 0
+        # How many times replies were taken (gather, gather_some) or dropped (drop_all): a caller that
+        # compares it before and after tells a Ctrl-C raised once they were from one raised before.
+        self.takes = 0
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -171,11 +170,11 @@ class WorkerPool:
         ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting). A worker's
         fatal error (``FAILED``) or death shuts every worker down and raises; a sub-env's exception
         (``RAISED``) is raised once every worker has answered (the lowest env index's; ``last_raised``
-        lists them all). Once the replies are taken (counted in ``gathers``), those :meth:`stash` set
+        lists them all). Once the replies are taken (counted in ``takes``), those :meth:`stash` set
         aside are back."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         # Taken and counted in one statement with no call: a caller can tell a Ctrl-C raised after it.
-        taken, self.ready, self.gathers = self.ready, [], self.gathers + 1
+        taken, self.ready, self.takes = self.ready, [], self.takes + 1
         try:
             if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
                 replies, self.replies = self.replies, [None] * len(taken)
@@ -188,22 +187,22 @@ class WorkerPool:
 
     def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
         """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`.
-        Once they are taken, ``taken`` names them and ``batches`` counts the take: a caller can tell a
+        Once they are taken, ``taken`` names them and ``takes`` counts the take: a caller can tell a
         Ctrl-C raised after it, and which workers then wait for their next command."""
         self._collect(what, timeout, count)
         taken = self.ready[:count]
         # Taken, named and counted in one statement with no call: no Ctrl-C is raised half-way.
-        self.ready, self.taken, self.batches = self.ready[count:], taken, self.batches + 1
+        self.ready, self.taken, self.takes = self.ready[count:], taken, self.takes + 1
         return taken, self._take(taken, [self.replies[w] for w in taken])
 
     def drop_all(self, what: str, timeout: float | None) -> None:
         """Waits for every command in flight and drops every reply not taken (pool mode's reset), counting
-        it in ``drops``. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the
+        it in ``takes``. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the
         replies collected so far wait with the others)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         empty = [None] * len(self.fds)
         # One statement, no call in it: no Ctrl-C is raised half-way.
-        self.ready, self.raised, self.replies, self.drops = [], [], empty, self.drops + 1
+        self.ready, self.raised, self.replies, self.takes = [], [], empty, self.takes + 1
 
     def stash(self, what: str, timeout: float | None) -> None:
         """Waits for every command in flight and sets aside the replies not taken (``stashed``), so that

@@ -157,11 +157,11 @@ class PoolModeMixin:
         down; a timeout or Ctrl-C keeps the call pending, unless the Ctrl-C was raised once the batch was
         taken: its replies are lost then (as gymnasium's are), the call is over, and its workers wait for
         actions all the same (the pool names them), so none is left out of the next ``send``."""
-        batches = pool.batches
+        takes = pool.takes
         try:
             workers, replies = pool.gather_some(what, timeout, self.batch_size // self.envs_per_worker)
         except (mp.TimeoutError, KeyboardInterrupt):
-            if pool.batches != batches:  # no call before the env says what the pool did: no signal is handled
+            if pool.takes != takes:  # no call before the env says what the pool did: no signal is handled
                 self._held, self._state = pool.taken, AsyncState.DEFAULT
             raise
         except BaseException:

@@ -308,13 +308,13 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         if self._state is not async_state(pending):
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
-        gathers = pool.gathers
+        takes = pool.takes
         try:
             if self._deferred is not None:
                 timeout = self._send_deferred(pool, pending, timeout)
             replies = pool.gather(pending, timeout)  # it puts back the replies _send_deferred set aside
         except (mp.TimeoutError, KeyboardInterrupt):
-            if pool.gathers != gathers:  # a Ctrl-C raised once the replies were taken: lost, nothing pending
+            if pool.takes != takes:  # a Ctrl-C raised once the replies were taken: lost, nothing pending
                 self._state = AsyncState.DEFAULT
             raise
         except BaseException:
@@ -360,11 +360,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         even if a Ctrl-C is raised as the drop returns. A worker hung in its step raises
         ``multiprocessing.TimeoutError`` after ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or
         Ctrl-C meanwhile drops nothing."""
-        drops = pool.drops
+        takes = pool.takes
         try:
             pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
         finally:
-            if pool.drops != drops:  # no call before the env says what the pool did: no signal is handled
+            if pool.takes != takes:  # no call before the env says what the pool did: no signal is handled
                 self._state, self._held = AsyncState.WAITING_RESET, []
 
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
