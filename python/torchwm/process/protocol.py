@@ -86,15 +86,17 @@ def write_frame(fd: int, data: bytes, reader_alive: Callable[[], bool], written:
     if len(data) > ONE_WRITE_MAX:
         _write_rest(fd, memoryview(data), reader_alive, written)
         return
-    count = os.write(fd, data) if written is None else _write(fd, data, written)
+    count = _write(fd, data, written)
     if count < len(data):  # cut short by a signal
         _write_rest(fd, memoryview(data)[count:], reader_alive, written)
 
 
-def _write(fd: int, data: bytes | memoryview, written: list[int]) -> int:
-    """``os.write``, its count appended to ``written`` by C code (``list.extend`` over ``map``): Python
-    raises a Ctrl-C that came during the write as a call returns to it, here once the count is stored
-    (``written.append(os.write(...))`` would lose it)."""
+def _write(fd: int, data: bytes | memoryview, written: list[int] | None) -> int:
+    """``os.write``; with ``written``, its count appended there by C code (``list.extend`` over ``map``):
+    Python raises a Ctrl-C that came during the write as a call returns to it, here once the count is
+    stored (``written.append(os.write(...))`` would lose it)."""
+    if written is None:
+        return os.write(fd, data)
     written.extend(map(os.write, (fd,), (data,)))
     return written[-1]
 
@@ -108,7 +110,7 @@ def _write_rest(fd: int, view: memoryview, reader_alive: Callable[[], bool], wri
         os.set_blocking(fd, False)
         while view:
             try:
-                view = view[os.write(fd, view) if written is None else _write(fd, view, written) :]
+                view = view[_write(fd, view, written) :]
             except BlockingIOError:
                 _await_room(fd, reader_alive)
     finally:
