@@ -12,28 +12,33 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use crossbeam_utils::sync::{Parker, Unparker};
 
+use super::reset_ahead::EndedRow;
 use crate::error::{Error, Result};
 
 /// Reset (if `force_reset`) or step an env with an action (an index into its action set); a step
-/// resets instead when the episode is over in next-step autoreset mode.
+/// resets instead when the episode is over in next-step autoreset mode. With `reset_ahead_at_end`, a
+/// step that ends its episode starts that env's next reset at once (see [`super::reset_ahead`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Job {
     pub env_id: usize,
     pub force_reset: bool,
     pub action_index: usize,
     pub paddle_strength: f32,
+    pub reset_ahead_at_end: bool,
 }
 
 impl Job {
     pub fn reset(env_id: usize) -> Self {
-        Self { env_id, force_reset: true, action_index: 0, paddle_strength: 1.0 }
+        Self { env_id, force_reset: true, action_index: 0, paddle_strength: 1.0, reset_ahead_at_end: false }
     }
 }
 
-/// A finished job: which env, and whether it failed.
+/// A finished job: which env, whether it failed, and, when its step ended the episode and started the
+/// next reset, the row the batch shows for it (the env itself may be resetting by then).
 pub(crate) struct Completion {
     pub env_id: usize,
     pub result: Result<()>,
+    pub ended: Option<Box<EndedRow>>,
 }
 
 /// How many completions the caller waits for (`usize::MAX` when it is not waiting), and how to wake it.
@@ -87,14 +92,13 @@ impl ActionQueue {
         &self,
         count: usize,
         help: bool,
-        run: impl Fn(Job) -> Result<()>,
+        run: impl Fn(Job) -> Completion,
         interrupt: Interrupt<'_>,
     ) -> Result<Vec<Completion>> {
         let mut next_check = Instant::now() + INTERRUPT_CHECK;
         while help && self.completions.len() < count {
             let Some(job) = self.own.next_job() else { break };
-            let result = run(job);
-            if !self.own.complete(Completion { env_id: job.env_id, result }) {
+            if !self.own.complete(run(job)) {
                 return Err(Error::WorkerPanic("completion queue closed".into()));
             }
             if Instant::now() >= next_check {

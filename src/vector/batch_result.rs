@@ -5,7 +5,7 @@
 //! observation is copied once, from the env's frame stack straight into its row here. (ALE's own
 //! vectorizer has its workers write into batch slots instead; without `unsafe` outside `ffi/`, that
 //! needs a buffer per row and a second copy to make the batch contiguous, so it would copy more.)
-use super::env_slot::EnvSlot;
+use super::env_slot::{EndedRow, EnvSlot};
 use crate::ale::RAM_SIZE;
 use crate::atari::StepOutput;
 
@@ -116,7 +116,20 @@ impl BatchResult {
             Some(ended) => obs.copy_from_slice(ended),
             None => slot.env.write_obs(obs),
         }
-        let out = &slot.output;
+        let final_obs = (ran && slot.has_final_obs).then_some(slot.final_obs.as_slice());
+        self.fill_columns(row, env_id, &slot.output, final_obs, ran);
+    }
+
+    /// Row `row` from env `env_id`'s step that ended its episode and copied its row before starting
+    /// the next reset (next-step mode: no final observation).
+    pub(crate) fn fill_ended_row(&mut self, row: usize, env_id: usize, ended: &EndedRow) {
+        let size = ended.obs.len();
+        self.obs[row * size..(row + 1) * size].copy_from_slice(&ended.obs);
+        self.fill_columns(row, env_id, &ended.output, None, true);
+    }
+
+    /// Every column of row `row` but the observation.
+    fn fill_columns(&mut self, row: usize, env_id: usize, out: &StepOutput, final_obs: Option<&[u8]>, ran: bool) {
         self.env_ids[row] = env_id as i32;
         self.rewards[row] = out.reward;
         self.terminations[row] = out.terminated;
@@ -124,11 +137,11 @@ impl BatchResult {
         self.lives[row] = out.lives;
         self.frame_numbers[row] = out.frame_number;
         self.episode_frame_numbers[row] = out.episode_frame_number;
-        if let (Some(final_obs), Some(mask)) = (self.final_obs.as_mut(), self.final_obs_mask.as_mut()) {
-            let has_final = ran && slot.has_final_obs;
-            mask[row] = has_final;
-            if has_final {
-                final_obs[row * size..(row + 1) * size].copy_from_slice(&slot.final_obs);
+        if let (Some(columns), Some(mask)) = (self.final_obs.as_mut(), self.final_obs_mask.as_mut()) {
+            mask[row] = final_obs.is_some();
+            if let Some(final_obs) = final_obs {
+                let size = final_obs.len();
+                columns[row * size..(row + 1) * size].copy_from_slice(final_obs);
             }
         }
         if let Some(episodes) = self.episodes.as_mut() {

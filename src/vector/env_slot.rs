@@ -2,9 +2,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
-use super::action_queue::Job;
+use super::action_queue::{Completion, Job};
 use super::config::AutoresetMode;
-pub(crate) use super::reset_ahead::ResetAhead;
+pub(crate) use super::reset_ahead::{EndedRow, ResetAhead};
 use super::saved_state::SlotState;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{panic_message, Error, Result};
@@ -34,16 +34,18 @@ impl EnvSlot {
 
     /// Runs a job: a reset (`force_reset`) or a step, which resets instead when the episode is over
     /// in next-step mode. A reset already done ahead is that reset: its result is taken as it is.
-    fn run(&mut self, job: Job, mode: AutoresetMode) -> Result<()> {
+    /// A step that ends its episode with `job.reset_ahead_at_end` queues the next reset ahead and
+    /// returns its row, which the caller must have a reset thread run.
+    fn run(&mut self, job: Job, mode: AutoresetMode) -> Result<Option<Box<EndedRow>>> {
         self.has_final_obs = false;
         if let Some(output) = self.ahead.take() {
             self.output = output?;
-            return Ok(());
+            return Ok(None);
         }
         if job.force_reset {
             self.env.reset()?;
             self.output = self.env.output()?;
-            return Ok(());
+            return Ok(None);
         }
         self.env.set_action(job.action_index, job.paddle_strength);
         match mode {
@@ -54,6 +56,11 @@ impl EnvSlot {
                     self.env.step()?;
                 }
                 self.output = self.env.output()?;
+                if job.reset_ahead_at_end && self.env.is_episode_over() {
+                    let ended = EndedRow::copy(&self.env, self.output);
+                    self.ahead.queue();
+                    return Ok(Some(ended));
+                }
             }
             AutoresetMode::SameStep => self.step_and_reset_if_over()?,
             // An ended episode stays ended until the caller resets it: same observation and flags, no reward.
@@ -65,7 +72,7 @@ impl EnvSlot {
                 self.output = self.env.output()?;
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The env's state with what the vectorizer keeps beside it. A reset queued ahead runs now: it is
@@ -124,9 +131,14 @@ impl EnvSlot {
 pub(crate) type SharedEnvs = Arc<Vec<Mutex<EnvSlot>>>;
 
 /// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).
-pub(crate) fn run_job(envs: &SharedEnvs, job: Job, mode: AutoresetMode) -> Result<()> {
-    catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
-        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload.as_ref()))))
+/// A completion with an `ended` row has queued a reset ahead, which the caller must hand to a reset thread.
+pub(crate) fn run_job(envs: &SharedEnvs, job: Job, mode: AutoresetMode) -> Completion {
+    let ran = catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
+        .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload.as_ref()))));
+    match ran {
+        Ok(ended) => Completion { env_id: job.env_id, result: Ok(()), ended },
+        Err(error) => Completion { env_id: job.env_id, result: Err(error), ended: None },
+    }
 }
 
 /// Runs the reset queued ahead for `env_id`, unless a job or the caller has taken or dropped it since.

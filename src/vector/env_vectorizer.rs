@@ -252,6 +252,8 @@ impl AtariVectorEnv {
         }
         self.check_actions(action_indices, paddle_strengths)?;
         let env_ids = self.last_env_ids.take().unwrap_or_default();
+        // Whether the steps that end an episode start its reset at once (sync, next-step mode only).
+        let reset_ahead_at_end = self.pacing.run_ahead();
         // Envs about to reset go first: a reset (ALE's own ~60 frames plus noops) is many steps
         // long, and starting it first keeps the other threads from idling at the end of the batch.
         // Envs whose reset is still running ahead: at the lowest priority (`reset_ahead=True`) their
@@ -262,7 +264,8 @@ impl AtariVectorEnv {
         let mut steps = Vec::with_capacity(env_ids.len());
         let mut running_ahead = Vec::new();
         for ((&env_id, &action), &strength) in env_ids.iter().zip(action_indices).zip(paddle_strengths) {
-            let job = Job { env_id, force_reset: false, action_index: action as usize, paddle_strength: strength };
+            let action_index = action as usize;
+            let job = Job { env_id, force_reset: false, action_index, paddle_strength: strength, reset_ahead_at_end };
             match self.envs[env_id].try_lock() {
                 Ok(slot) if self.config.autoreset_mode == AutoresetMode::NextStep && slot.env.is_episode_over() => {
                     resets.push(job)

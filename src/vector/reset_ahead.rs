@@ -1,16 +1,35 @@
 //! Resets done ahead of the step that needs them.
 //!
 //! In next-step autoreset an env whose episode ended resets on its next step, whatever action comes.
-//! So with `reset_ahead`, once the sync batch that ended the episode has been handed to the caller, a
-//! low-priority thread does that reset at once, while the caller computes its policy; the next step
-//! then takes its result instead of waiting for it. It is the same reset the step would have
-//! run, in the same order of emulator calls and random draws, so every result stays bit-identical.
+//! So when resets run ahead (`reset_ahead`, see [`super::reset_pacing`]), the step that ends an episode
+//! starts that reset at once on a reset thread: the reset runs through the rest of the batch (on the
+//! cores whose steps are done) and while the caller computes its policy; the next step then takes its
+//! result instead of waiting for all of it. It is the same reset the step would have run, in the same
+//! order of emulator calls and random draws, so every result stays bit-identical.
 //!
-//! Until its result is taken the env must still look as the ended episode left it: its observation
-//! and screen are kept here, for a partial `reset` (which reports envs it leaves out) and `render`.
+//! The batch is filled without waiting for the reset: the step copies its row first ([`EndedRow`]).
+//! Until the reset's result is taken the env must still look as the ended episode left it: its
+//! observation and screen are kept here, for a partial `reset` (which reports envs it leaves out) and
+//! `render`.
 use super::saved_state::SavedReset;
 use crate::atari::{AtariEnv, StepOutput};
 use crate::error::{Error, Result};
+
+/// The row of a step that ended its episode and queued the env's reset ahead: what the batch shows for
+/// the env, copied before a reset thread can take the env.
+pub(crate) struct EndedRow {
+    pub output: StepOutput,
+    pub obs: Vec<u8>,
+}
+
+impl EndedRow {
+    /// Copies `env`'s row as its last step left it (`output` is what that step returned).
+    pub fn copy(env: &AtariEnv, output: StepOutput) -> Box<Self> {
+        let mut obs = vec![0; env.stacked_obs_size()];
+        env.write_obs(&mut obs);
+        Box::new(Self { output, obs })
+    }
+}
 
 #[derive(Default)]
 pub(crate) struct ResetAhead {

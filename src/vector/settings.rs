@@ -432,9 +432,10 @@ pub static SETTINGS: &[Setting] = &[
         aliases: &[],
         kind: Kind::BoolOrAuto,
         per_env: false,
-        doc: "Sync mode, next-step autoreset: reset the envs a batch ended while the caller computes its policy, so \
-              the next batch waits less for them (results unchanged). \"auto\": whenever the caller leaves a core \
-              idle between batches (a GPU or sleeping policy); True: always, on lowest-priority threads; False: never.",
+        doc: "Sync mode, next-step autoreset: start an env's reset as soon as its episode ends, on a thread of its \
+              own, so it runs through the rest of that batch and while the caller computes its policy, and the next \
+              batch waits less for it (results unchanged). \"auto\": whenever the caller leaves a core idle between \
+              batches (a GPU or sleeping policy); True: always, on lowest-priority threads; False: never.",
         get: |c| match c.reset_ahead {
             ResetAheadMode::Auto => SettingValue::Choice(AUTO),
             mode => SettingValue::Bool(mode == ResetAheadMode::Always),

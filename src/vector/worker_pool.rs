@@ -8,19 +8,19 @@
 //! stall as work stealing would.
 //!
 //! Resets run ahead (see [`super::reset_ahead`]) go to a second pool of as many threads
-//! (`torchwm-reset-<i>`): at normal priority with `reset_ahead="auto"`, which runs them only while the
+//! (`torchwm-reset-<i>`), from the job whose step ended the episode (the caller's or a pool thread's): at normal priority with `reset_ahead="auto"`, which runs them only while the
 //! caller leaves cores idle ([`super::reset_pacing`]); at the lowest priority (nice 19) with
 //! `reset_ahead=True`, so that they take only CPU the steps and the caller's own work leave idle.
 //!
 //! Rayon does not join its threads when a pool is dropped; the pools are built with a spawn handler
 //! that keeps their `JoinHandle`s, so `shut_down` returns only once every thread has ended.
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use rayon::{ThreadBuilder, ThreadPool, ThreadPoolBuilder};
 
-use super::action_queue::{Completion, WorkerChannels};
+use super::action_queue::{Completion, Job, WorkerChannels};
 use super::config::{AutoresetMode, ResetAheadMode};
 use super::env_slot::{run_job, run_reset_ahead, SharedEnvs};
 use crate::ffi::lower_current_thread_priority;
@@ -30,18 +30,31 @@ struct JobRunner {
     envs: SharedEnvs,
     channels: WorkerChannels,
     mode: AutoresetMode,
+    /// The reset threads, for the resets ahead that jobs queue; not kept alive by this (the pool owns it).
+    background: Weak<ThreadPool>,
     /// Set at shut-down: resets ahead still queued are skipped rather than run before the threads end.
     closing: AtomicBool,
 }
 
 impl JobRunner {
-    fn run_queued_jobs(&self) {
+    fn run_queued_jobs(self: &Arc<Self>) {
         while let Some(job) = self.channels.next_job() {
-            let result = run_job(&self.envs, job, self.mode);
-            if !self.channels.complete(Completion { env_id: job.env_id, result }) {
+            if !self.channels.complete(self.run_job(job)) {
                 return;
             }
         }
+    }
+
+    /// Runs one job; a reset it queued ahead goes to a reset thread at once.
+    fn run_job(self: &Arc<Self>, job: Job) -> Completion {
+        let completion = run_job(&self.envs, job, self.mode);
+        if completion.ended.is_some() {
+            if let Some(background) = self.background.upgrade() {
+                let runner = Arc::clone(self);
+                background.spawn(move || runner.run_reset_ahead(job.env_id));
+            }
+        }
+        completion
     }
 
     fn run_reset_ahead(&self, env_id: usize) {
@@ -54,8 +67,8 @@ impl JobRunner {
 pub(crate) struct WorkerPool {
     /// `None` once shut down or abandoned.
     pool: Option<ThreadPool>,
-    /// The low-priority threads that run resets ahead; `None` once shut down or abandoned.
-    background: Option<ThreadPool>,
+    /// The threads that run resets ahead; `None` once shut down or abandoned, or without resets ahead.
+    background: Option<Arc<ThreadPool>>,
     threads: Vec<JoinHandle<()>>,
     runner: Arc<JobRunner>,
 }
@@ -78,7 +91,8 @@ impl WorkerPool {
             let low_priority = reset_ahead == ResetAheadMode::Always;
             let background = (reset_ahead != ResetAheadMode::Never)
                 .then(|| build_pool("torchwm-reset", num_threads, affinity_offset, low_priority, &mut threads))
-                .transpose()?;
+                .transpose()?
+                .map(Arc::new);
             Ok((pool, background))
         });
         let (pool, background) = match pools {
@@ -89,7 +103,13 @@ impl WorkerPool {
                 return Err(std::io::Error::other(error));
             }
         };
-        let runner = Arc::new(JobRunner { envs: Arc::clone(envs), channels, mode, closing: AtomicBool::new(false) });
+        let runner = Arc::new(JobRunner {
+            envs: Arc::clone(envs),
+            channels,
+            mode,
+            background: background.as_ref().map_or_else(Weak::new, Arc::downgrade),
+            closing: AtomicBool::new(false),
+        });
         Ok(Self { pool: Some(pool), background, threads, runner })
     }
 
@@ -103,17 +123,16 @@ impl WorkerPool {
         }
     }
 
-    /// Has a reset thread reset `env_id` ahead of its next step (queued with `ResetAhead::queue`).
-    pub fn reset_ahead(&self, env_id: usize) {
-        let Some(background) = &self.background else { return };
-        let runner = Arc::clone(&self.runner);
-        background.spawn(move || runner.run_reset_ahead(env_id));
+    /// Runs one job on the calling thread, as a pool thread would.
+    pub fn run_job(&self, job: Job) -> Completion {
+        self.runner.run_job(job)
     }
 
     /// Ends the threads once their tasks are done, and joins them. Idempotent.
     pub fn shut_down(&mut self) {
         self.runner.closing.store(true, Ordering::Relaxed);
-        // Dropping the pools lets their threads exit once idle; joining waits for that.
+        // Dropping the pools lets their threads exit once idle; joining waits for that. (A step task
+        // handing out a reset holds the reset pool a moment longer; the reset it spawns sees `closing`.)
         drop(self.pool.take());
         drop(self.background.take());
         for thread in self.threads.drain(..) {

@@ -37,11 +37,18 @@ def _theirs(num_envs: int = NUM_ENVS, **settings: Any) -> AlePyVectorEnv:
     )
 
 
-@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+@pytest.mark.parametrize(
+    ("mode", "reset_ahead"),
+    [(AutoresetMode.NEXT_STEP, "auto"), (AutoresetMode.NEXT_STEP, True), (AutoresetMode.SAME_STEP, "auto")],
+)
 @pytest.mark.parametrize("episodic_life", [False, True])
-def test_matches_record_episode_statistics_over_ale_py(mode: AutoresetMode, episodic_life: bool) -> None:
-    """Under episodic_life ale_py resets the game after a lost life, so each life is an episode for both."""
-    ours = _ours(autoreset_mode=mode, episodic_life=episodic_life)
+def test_matches_record_episode_statistics_over_ale_py(
+    mode: AutoresetMode, reset_ahead: object, episodic_life: bool
+) -> None:
+    """Under episodic_life ale_py resets the game after a lost life, so each life is an episode for both.
+    With ``reset_ahead=True`` the row of each step that ends an episode is the copy it made before its reset
+    started: its statistics must be the same."""
+    ours = _ours(autoreset_mode=mode, episodic_life=episodic_life, reset_ahead=reset_ahead)
     theirs = RecordEpisodeStatistics(_theirs(autoreset_mode=mode, episodic_life=episodic_life))
     try:
         _, our_info = ours.reset(seed=SEED)

@@ -6,7 +6,10 @@ use crate::error::{Error, Result};
 use crate::vector::action_queue::{Completion, Interrupt, Job};
 use crate::vector::batch_result::{BatchResult, OptionalColumns};
 use crate::vector::config::AutoresetMode;
-use crate::vector::env_slot::{run_job, EnvSlot};
+use crate::vector::env_slot::{EndedRow, EnvSlot};
+
+/// A job received for a batch: its env, and the row its step copied if it started a reset ahead.
+pub(super) type Ran = (usize, Option<Box<EndedRow>>);
 
 impl AtariVectorEnv {
     pub(super) fn lock_env(&self, env_id: usize) -> Result<std::sync::MutexGuard<'_, EnvSlot>> {
@@ -38,9 +41,10 @@ impl AtariVectorEnv {
         Ok(())
     }
 
-    /// Receives `count` completions, in arrival order. A failed job fails the batch (after all
-    /// `count` are in, so no completion is left behind to confuse the next batch).
-    pub(super) fn collect(&mut self, count: usize, interruptible: bool) -> Result<Vec<usize>> {
+    /// Receives `count` completions, in arrival order: each env's id, and its row when its step ended
+    /// the episode and started the next reset. A failed job fails the batch (after all `count` are in,
+    /// so no completion is left behind to confuse the next batch).
+    pub(super) fn collect(&mut self, count: usize, interruptible: bool) -> Result<Vec<Ran>> {
         let mut env_ids = Vec::with_capacity(count);
         let mut first_error = None;
         // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
@@ -55,7 +59,7 @@ impl AtariVectorEnv {
                     other => other,
                 });
             }
-            env_ids.push(completion.env_id);
+            env_ids.push((completion.env_id, completion.ended));
         }
         if let Some(error) = first_error {
             self.broken = Some(error.clone());
@@ -74,8 +78,8 @@ impl AtariVectorEnv {
     pub(super) fn wait(&mut self, count: usize, help: bool, interruptible: bool) -> Result<Vec<Completion>> {
         let never: Interrupt<'_> = &|| Ok(());
         let interrupt: Interrupt<'_> = if interruptible { &*self.interrupt_check } else { never };
-        let (envs, mode) = (&self.envs, self.config.autoreset_mode);
-        self.queue.wait_for(count, help, |job| run_job(envs, job, mode), interrupt)
+        let workers = &self.workers;
+        self.queue.wait_for(count, help, |job| workers.run_job(job), interrupt)
     }
 
     pub(super) fn recv_batch(&mut self) -> Result<BatchResult> {
@@ -84,48 +88,41 @@ impl AtariVectorEnv {
             self.fill_ordered(&completed)?
         } else {
             let mut batch = self.new_batch(self.batch_size);
-            for (row, &env_id) in completed.iter().enumerate() {
-                batch.fill_row(row, env_id, &*self.lock_env(env_id)?, true);
+            for (row, (env_id, ended)) in completed.iter().enumerate() {
+                self.fill_ran_row(&mut batch, row, *env_id, ended.as_deref())?;
             }
             batch
         };
-        self.queue_resets_ahead(&completed)?;
+        self.pacing.batch_returned(completed.iter().any(|(_, ended)| ended.is_some()));
         self.last_env_ids = Some(batch.env_ids.iter().map(|&id| id as usize).collect());
         Ok(batch)
     }
 
-    /// Has the reset threads reset the envs among `ran` whose episode ended, while the caller works on
-    /// the batch they are in (see `reset_ahead`), when the pacing says it pays (never outside next-step
-    /// autoreset and sync mode). Called once that batch is filled.
-    fn queue_resets_ahead(&mut self, ran: &[usize]) -> Result<()> {
-        let mut queued = false;
-        if self.pacing.run_ahead() {
-            for &env_id in ran {
-                let mut slot = self.lock_env(env_id)?;
-                if slot.env.is_episode_over() {
-                    slot.ahead.queue();
-                    drop(slot);
-                    self.workers.reset_ahead(env_id);
-                    queued = true;
-                }
-            }
-        }
-        self.pacing.batch_returned(queued);
-        Ok(())
-    }
-
     /// Sync mode: row `i` is env `i`. Final observations are reported only for the envs that ran.
-    pub(super) fn fill_ordered(&self, ran: &[usize]) -> Result<BatchResult> {
+    pub(super) fn fill_ordered(&self, ran: &[Ran]) -> Result<BatchResult> {
         let num_envs = self.config.num_envs;
         let mut batch = self.new_batch(num_envs);
-        let mut just_ran = vec![false; num_envs];
-        for &env_id in ran {
-            just_ran[env_id] = true;
+        let mut rows: Vec<Option<Option<&EndedRow>>> = vec![None; num_envs];
+        for (env_id, ended) in ran {
+            rows[*env_id] = Some(ended.as_deref());
         }
-        for (env_id, &ran) in just_ran.iter().enumerate() {
-            batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, ran);
+        for (env_id, row) in rows.into_iter().enumerate() {
+            match row {
+                Some(ended) => self.fill_ran_row(&mut batch, env_id, env_id, ended)?,
+                None => batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, false),
+            }
         }
         Ok(batch)
+    }
+
+    /// Row `row` from env `env_id`, whose job ran for this batch: from the row its step copied when it
+    /// started a reset ahead (without waiting for the env, which may be resetting), else from the env.
+    fn fill_ran_row(&self, batch: &mut BatchResult, row: usize, env_id: usize, ended: Option<&EndedRow>) -> Result<()> {
+        match ended {
+            Some(ended) => batch.fill_ended_row(row, env_id, ended),
+            None => batch.fill_row(row, env_id, &*self.lock_env(env_id)?, true),
+        }
+        Ok(())
     }
 
     fn new_batch(&self, rows: usize) -> BatchResult {
