@@ -1,6 +1,6 @@
 """A short rollout for scripts/sanitize.sh: every C++ entry point the Python API reaches, under ASan/UBSan.
 
-Vector envs in both observation formats and autoreset modes, async batches, seeded resets, and the raw
+Vector envs in both observation formats and autoreset modes, async batches, seeded resets, resets run ahead, and the raw
 emulator (settings, state round trip, RAM, palettes, colour averaging), plus rejected calls.
 """
 
@@ -18,6 +18,8 @@ def vector_rollouts() -> None:
         {"num_envs": 3},
         {"num_envs": 3, "grayscale": False, "autoreset_mode": AutoresetMode.SAME_STEP, "episodic_life": True},
         {"num_envs": 4, "batch_size": 2, "repeat_action_probability": 0.25, "full_action_space": True},
+        # Short episodes whose resets run ahead on the reset threads, started by the steps that end them.
+        {"num_envs": 3, "reset_ahead": True, "max_num_frames_per_episode": 120},
     ]
     for kwargs in settings:
         env = torchwm.AtariVectorEnv("breakout", **kwargs)

@@ -600,3 +600,24 @@ def test_close_with_a_negative_timeout_closes_as_gymnasium(pending: str | None) 
             results.append(recorded_warnings(lambda env=env: env.close(timeout=-1)))
             assert env.closed
         assert results[0] == results[1] and results[0][1] is None
+
+
+@pytest.mark.parametrize("pending", [None, "step"])
+def test_close_with_a_timeout_that_is_not_a_number_as_gymnasium(pending: str | None) -> None:
+    """gymnasium reads close's timeout only to wait for a pending call: with none, any value closes the env;
+    with one, that wait fails (``TypeError``) and the env stays open. torchwm does the same (its class a
+    subclass of gymnasium's), and a later ``close()`` closes it."""
+    with both() as (ours, theirs):
+        raised = []
+        for env in (ours, theirs):
+            if pending is not None:
+                PENDING[pending](env)
+            raised.append(recorded_warnings(lambda env=env: env.close(timeout="soon"))[1])
+            assert env.closed == (pending is None)
+        our_class, their_class = raised
+        if their_class is None:
+            assert our_class is None
+        else:
+            assert our_class is not None and issubclass(our_class, their_class), raised
+        ours.close()
+        assert ours.closed

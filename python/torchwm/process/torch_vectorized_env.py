@@ -512,10 +512,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         """As ``AsyncVectorEnv``'s: ``terminate`` terminates the workers at once; ``timeout`` gives the
         workers still busy with a call (in pool mode: a step in flight) that many seconds to finish it,
         then terminates every worker. Without either, a busy worker gets ``CLOSE_TIMEOUT_S`` (5 s) to
-        finish and exit before it is terminated (gymnasium waits for it without limit)."""
-        timeout = parse_timeout(timeout)
+        finish and exit before it is terminated (gymnasium waits for it without limit). As gymnasium's,
+        the timeout is read only when a worker is busy: with none, any value closes the env."""
         if self._pool is not None:
-            self._pool.shutdown(terminate=terminate, timeout=timeout)
+            busy = True in self._pool.busy
+            self._pool.shutdown(terminate=terminate, timeout=parse_timeout(timeout) if busy else None)
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
