@@ -31,6 +31,7 @@ __all__ = [
     "parse_timeout",
     "positive_count",
     "split_options",
+    "timeout_message",
     "worker_counts",
 ]
 
@@ -219,6 +220,17 @@ class FirstResetSeed:
     def forget(self) -> None:
         """Called once a reset was sent."""
         self._seeds = None
+
+
+def timeout_message(what: str, timeout: float | None, missing: int) -> str:
+    """The ``mp.TimeoutError`` of a wait for ``what`` (a pending ``reset``, ``step``, ``call``, or another
+    command): gymnasium's ``AsyncVectorEnv`` sentence first, which code may match on, then how many workers
+    did not answer."""
+    call = f"{what}_wait" if what in ("reset", "step", "call") else what
+    return (
+        f"The call to `{call}` has timed out after {timeout} second(s). "
+        f"{missing} worker(s) did not answer; call again to keep waiting."
+    )
 
 
 def parse_timeout(timeout: Any) -> float | None:

@@ -554,6 +554,20 @@ def test_a_negative_timeout_on_a_step_not_done_times_out_as_gymnasium() -> None:
         assert raised == [mp.TimeoutError, mp.TimeoutError]
 
 
+def test_a_timeout_says_what_gymnasium_says_first() -> None:
+    """Code may match on gymnasium's sentence: torchwm's message starts with it, then says which workers."""
+    with both(slow_cartpole) as (ours, theirs):
+        messages = []
+        for env in (ours, theirs):
+            env.step_async(np.zeros(NUM_ENVS, np.int64))
+            raised, message = outcome(lambda env=env: env.step_wait(timeout=0.05))
+            assert raised is mp.TimeoutError
+            messages.append(message)
+        ours_said, theirs_said = messages
+        assert theirs_said == "The call to `step_wait` has timed out after 0.05 second(s)."
+        assert ours_said.startswith(theirs_said) and "did not answer" in ours_said, messages
+
+
 NOT_NUMBERS = {"str": "1", "list": [1], "decimal": Decimal(1), "complex": 1j, "nan": float("nan")}
 
 

@@ -18,6 +18,7 @@ import time
 import weakref
 from typing import Any, NoReturn
 
+from torchwm._vector_args import timeout_message
 from torchwm.errors import WorkerCrashedError
 from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.protocol import Message, decode, frame, read_frame, write_frame
@@ -255,10 +256,7 @@ class WorkerPool:
             else:
                 self._check_deaths()
                 if deadline is not None and time.monotonic() >= deadline:
-                    raise mp.TimeoutError(
-                        f"{what}: {count - len(self.ready)} worker(s) did not answer within {timeout} s; "
-                        "call again to keep waiting"
-                    )
+                    raise mp.TimeoutError(timeout_message(what, timeout, count - len(self.ready)))
 
     def _check_deaths(self) -> None:
         """Raises for a busy worker that died (after reading what it said last)."""

@@ -30,6 +30,7 @@ from torchwm._vector_args import (
     parse_seeds,
     parse_timeout,
     split_options,
+    timeout_message,
     worker_counts,
 )
 from torchwm._worker_blocks import blocks
@@ -218,10 +219,7 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             for ref in ready:
                 self._receive(index[ref], ref)
             if waiting and deadline is not None and time.monotonic() >= deadline:
-                raise mp.TimeoutError(
-                    f"{self._command}: {len(waiting)} worker(s) did not answer within {timeout} s; "
-                    "call again to keep waiting"
-                )
+                raise mp.TimeoutError(timeout_message(self._command or "", timeout, len(waiting)))
         command, self._command, self._pending, self._state = self._command or "", None, [], AsyncState.DEFAULT
         replies, self._replies = self._replies, {}
         errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, TaskFailure)]
