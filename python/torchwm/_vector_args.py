@@ -226,9 +226,9 @@ def timeout_message(what: str, timeout: float | None, missing: int) -> str:
     """The ``mp.TimeoutError`` of a wait for ``what`` (a pending ``reset``, ``step``, ``call``, or another
     command): gymnasium's ``AsyncVectorEnv`` sentence first, which code may match on, then how many workers
     did not answer."""
-    call = f"{what}_wait" if what in ("reset", "step", "call") else what
+    call = f"`{what}_wait`" if what in ("reset", "step", "call") else what
     return (
-        f"The call to `{call}` has timed out after {timeout} second(s). "
+        f"The call to {call} has timed out after {timeout} second(s). "
         f"{missing} worker(s) did not answer; call again to keep waiting."
     )
 
