@@ -132,6 +132,21 @@ def autotune(
             f"no candidate: no batch size of {list(batch_sizes or [])} is whole workers of {num_envs} envs"
         )
     caller = caller_work(policy, policy_ms)
+    rates = _measure_rounds(env_factory, shapes, seconds, rounds, caller, progress)
+    table = _ranked_table(shapes, rates)
+    return TuneResult(_best_keywords(table[0], num_envs), table, num_envs, policy_ms, policy, cores, skipped)
+
+
+def _measure_rounds(
+    env_factory: Callable[[], Any],
+    shapes: list[Shape],
+    seconds: float,
+    rounds: int,
+    caller: Callable[[], None] | None,
+    progress: bool,
+) -> list[list[float]]:
+    """Each shape's rate in every round. Every round times every shape in turn, so a change of load on
+    the machine hits all of them alike."""
     rates: list[list[float]] = [[] for _ in shapes]
     bar = _progress(len(shapes) * rounds) if progress else None
     try:
@@ -144,9 +159,14 @@ def autotune(
     finally:
         if bar is not None:
             bar.close()
+    return rates
+
+
+def _ranked_table(shapes: list[Shape], rates: list[list[float]]) -> list[dict[str, Any]]:
+    """One row per shape, fastest median first, each with its rounds and its rate relative to the fastest."""
     medians = [float(np.median(r)) for r in rates]
     fastest = max(medians)
-    table: list[dict[str, Any]] = sorted(
+    return sorted(
         (
             {
                 "num_workers": s.num_workers,
@@ -160,11 +180,14 @@ def autotune(
         ),
         key=lambda row: -row["steps_per_s"],
     )
-    best = table[0]
+
+
+def _best_keywords(best: dict[str, Any], num_envs: int) -> dict[str, int]:
+    """The ``TorchVectorizedEnv`` keywords of the table's best row; ``batch_size`` only where it is not all envs."""
     keywords = {"num_workers": best["num_workers"], "envs_per_worker": best["envs_per_worker"]}
     if best["batch_size"] < num_envs:
         keywords["batch_size"] = best["batch_size"]
-    return TuneResult(keywords, table, num_envs, policy_ms, policy, cores, skipped)
+    return keywords
 
 
 def _progress(total: int) -> Any:

@@ -241,9 +241,8 @@ def _add_soak_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--soak-process-steps", type=int, default=50_000, help="--soak: TorchVectorizedEnv steps")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
-    """Adds ``bench`` to the ``torchwm`` command's subcommands."""
-    p = subparsers.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
+def _add_workload_options(p: argparse.ArgumentParser) -> None:
+    """What is measured: the suite, games, env counts, the caller's policy, the sweeps and the backends."""
     p.add_argument(
         "--suite",
         choices=["atari", "process", "all"],
@@ -283,6 +282,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="default: every backend installed here (process suite: torchwm pufferlib gym_sync gym_async; also"
         " pufferlib_async, PufferLib's first-ready pool: zero_copy=False, sync_traj=False)",
     )
+
+
+def _add_timing_options(p: argparse.ArgumentParser) -> None:
+    """How long each point is measured, how often, and the caller's simulated policy time per batch."""
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per point and repeat")
     p.add_argument("--repeats", type=int, default=3, help="atari suite: interleaved repeats; the median is reported")
     p.add_argument(
@@ -305,13 +308,26 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default="sleep",
         help="process suite and --tune: --policy-ms is slept (a GPU forward pass) or burned in a busy loop (a CPU one)",
     )
-    _add_process_options(p)
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """Where the results go, and --quick."""
     p.add_argument("--out", default="bench-results", help="directory for bench.json and the plot")
     p.add_argument(
         "--quick",
         action="store_true",
         help="a short smoke run: atari 8 envs, 1 s per point; process suite 1x4 and 2x2, one round of 0.4 s",
     )
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Adds ``bench`` to the ``torchwm`` command's subcommands."""
+    p = subparsers.add_parser("bench", help="throughput of torchwm against ale_py, EnvPool and gymnasium, side by side")
+    # The order of these calls is the order of the options in --help.
+    _add_workload_options(p)
+    _add_timing_options(p)
+    _add_process_options(p)
+    _add_output_options(p)
     _add_soak_options(p)
     p.set_defaults(func=bench)
     return p

@@ -133,6 +133,22 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         factories = env_factories(env_factory, self.num_workers * self.envs_per_worker)
         placement = ActorPlacement(num_cpus, scheduling_strategy, dict(actor_options or {}))
         self._ray = connect(address, ray_init_kwargs)
+        self._start_actors(factories, placement)
+        # gymnasium's async protocol state; `_command` names any call in flight (startup, get_attr...).
+        self._state = AsyncState.DEFAULT
+        self._command: str | None = None
+        self._pending: list[Any] = []
+        self._replies: dict[int, Any] = {}
+        self._adopt(self._describe_workers(startup_timeout))
+        self._first_seed = FirstResetSeed(seed, self.num_envs)
+        self._worker_obs = [
+            create_empty_array(self.single_observation_space, self.envs_per_worker) for _ in range(self.num_workers)
+        ]
+        self._action_check = space_check(self.single_action_space) if check_actions else None
+
+    def _start_actors(self, factories: list[Callable[[], Any]], placement: ActorPlacement) -> None:
+        """Starts one actor per worker with its block of env factories; from then on ``close()`` (or the
+        garbage collector) kills them."""
         self._actors: list[Any] = []
         self._finalizer = weakref.finalize(self, _kill, self._ray, self._actors)
         remote_worker = self._ray.remote(EnvBlockWorker)
@@ -143,20 +159,15 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
             )
             self._actors.append(actor)
         self.closed = False
-        # gymnasium's async protocol state; `_command` names any call in flight (startup, get_attr...).
-        self._state = AsyncState.DEFAULT
-        self._command: str | None = None
-        self._pending: list[Any] = []
-        self._replies: dict[int, Any] = {}
+
+    def _describe_workers(self, timeout: float) -> list[dict[str, Any]]:
+        """Each worker's spaces, metadata and node, once its envs are built; past ``timeout`` s the actors
+        are killed and ``mp.TimeoutError`` is raised."""
         try:
-            described = self._run("startup", [actor.describe.remote() for actor in self._actors], startup_timeout)
+            return self._run("startup", [actor.describe.remote() for actor in self._actors], timeout)
         except mp.TimeoutError:
             self.close()
             raise
-        self._adopt(described)
-        self._first_seed = FirstResetSeed(seed, self.num_envs)
-        self._worker_obs = [create_empty_array(self.single_observation_space, k) for _ in range(self.num_workers)]
-        self._action_check = space_check(self.single_action_space) if check_actions else None
 
     def _adopt(self, described: list[dict[str, Any]]) -> None:
         """Takes the spaces and metadata of worker 0; every worker must have the same spaces."""
