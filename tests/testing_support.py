@@ -1,10 +1,12 @@
 """Helpers every test folder imports (``tests/`` is on pytest's ``pythonpath``): the games the parity
-tests sweep, the live torchwm worker threads, and a Ctrl-C landing at a chosen call (``CtrlCOnce``)."""
+tests sweep, the live torchwm worker threads, a Ctrl-C landing at a chosen call (``CtrlCOnce``), and a
+Python to send real Ctrl-Cs to (``python_with_ctrl_c``)."""
 
 from __future__ import annotations
 
 import contextlib
 import statistics
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -61,6 +63,13 @@ def prompt_within_s(baseline_s: float) -> float:
     """How long "at once" may take, given ``baseline_s`` (a round trip through the same env, measured in
     the same test): a few seconds on a quiet machine, more when a busy one slows the baseline too."""
     return 3.0 + 50 * baseline_s
+
+
+def python_with_ctrl_c(code: str) -> list[str]:
+    """The command that runs ``code`` in a Python whose SIGINT raises KeyboardInterrupt, as in a terminal,
+    also where this test run inherited SIGINT ignored (a shell starts its background jobs so: ``cmd &``,
+    ``nohup``), which the child would inherit and keep: Python installs its handler only over the default."""
+    return [sys.executable, "-c", "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n" + code]
 
 
 class CtrlCOnce:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pickle
 import re
 import subprocess
-import sys
 import textwrap
 import threading
 import time
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 
 import torchwm
+from testing_support import python_with_ctrl_c
 from torchwm import _core
 from torchwm.atari import AtariSettings
 
@@ -195,6 +195,6 @@ def test_ctrl_c_interrupts_a_step_and_leaves_the_env_steppable() -> None:
         print("steppable", steps)
         """
     )
-    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(python_with_ctrl_c(code), check=False, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "interrupted" in out.stdout and "steppable" in out.stdout, out.stdout + out.stderr

@@ -20,7 +20,7 @@ import torchwm.process.doorbells
 import torchwm.process.pool
 import torchwm.process.protocol
 import torchwm.process.worker
-from testing_support import CtrlCOnce, measured_s, prompt_within_s
+from testing_support import CtrlCOnce, measured_s, prompt_within_s, python_with_ctrl_c
 from torchwm import TorchVectorizedEnv, WorkerCrashedError
 from torchwm.process.protocol import Message, write_frame
 
@@ -348,7 +348,7 @@ if __name__ == "__main__":
 @pytest.mark.parametrize("whole_group", [False, True], ids=["parent_only", "terminal_ctrl_c"])
 def test_ctrl_c_during_step_leaves_no_worker_behind(whole_group: bool) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", _CTRL_C_SCRIPT], stdout=subprocess.PIPE, text=True, start_new_session=True
+        python_with_ctrl_c(_CTRL_C_SCRIPT), stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     pids: list[int] = []
     try:
