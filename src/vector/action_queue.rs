@@ -33,12 +33,11 @@ impl Job {
     }
 }
 
-/// A finished job: which env, whether it failed, and, when its step ended the episode and started the
-/// next reset, the row the batch shows for it (the env itself may be resetting by then).
+/// A finished job: which env, and its error, or, when its step ended the episode and started the next
+/// reset, the row the batch shows for it (the env itself may be resetting by then).
 pub(crate) struct Completion {
     pub env_id: usize,
-    pub result: Result<()>,
-    pub ended: Option<Box<EndedRow>>,
+    pub result: Result<Option<Box<EndedRow>>>,
 }
 
 /// How many completions the caller waits for (`usize::MAX` when it is not waiting), and how to wake it.

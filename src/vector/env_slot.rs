@@ -131,14 +131,11 @@ impl EnvSlot {
 pub(crate) type SharedEnvs = Arc<Vec<Mutex<EnvSlot>>>;
 
 /// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).
-/// A completion with an `ended` row has queued a reset ahead, which the caller must hand to a reset thread.
+/// A completion with an ended row has queued a reset ahead, which the caller must hand to a reset thread.
 pub(crate) fn run_job(envs: &SharedEnvs, job: Job, mode: AutoresetMode) -> Completion {
-    let ran = catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
+    let result = catch_unwind(AssertUnwindSafe(|| lock_slot(envs, job.env_id)?.run(job, mode)))
         .unwrap_or_else(|payload| Err(Error::WorkerPanic(panic_message(payload.as_ref()))));
-    match ran {
-        Ok(ended) => Completion { env_id: job.env_id, result: Ok(()), ended },
-        Err(error) => Completion { env_id: job.env_id, result: Err(error), ended: None },
-    }
+    Completion { env_id: job.env_id, result }
 }
 
 /// Runs the reset queued ahead for `env_id`, unless a job or the caller has taken or dropped it since.

@@ -48,7 +48,7 @@ impl JobRunner {
     /// Runs one job; a reset it queued ahead goes to a reset thread at once.
     fn run_job(self: &Arc<Self>, job: Job) -> Completion {
         let completion = run_job(&self.envs, job, self.mode);
-        if completion.ended.is_some() {
+        if matches!(completion.result, Ok(Some(_))) {
             if let Some(background) = self.background.upgrade() {
                 let runner = Arc::clone(self);
                 background.spawn(move || runner.run_reset_ahead(job.env_id));

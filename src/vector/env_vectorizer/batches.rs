@@ -45,27 +45,29 @@ impl AtariVectorEnv {
     /// the episode and started the next reset. A failed job fails the batch (after all `count` are in,
     /// so no completion is left behind to confuse the next batch).
     pub(super) fn collect(&mut self, count: usize, interruptible: bool) -> Result<Vec<Ran>> {
-        let mut env_ids = Vec::with_capacity(count);
+        let mut ran = Vec::with_capacity(count);
         let mut first_error = None;
         // Sync mode: the caller steps envs too. Async mode: every core has a worker already.
         let waited = self.wait(count, self.caller_helps(), interruptible);
         self.interrupted_batch = waited.is_err();
         let completions = waited?;
         self.in_flight -= count;
-        for completion in completions {
-            if let Err(error) = completion.result {
-                first_error.get_or_insert(match error {
-                    Error::Ale(message) => Error::Ale(format!("env {}: {message}", completion.env_id)),
-                    other => other,
-                });
+        for Completion { env_id, result } in completions {
+            match result {
+                Ok(ended) => ran.push((env_id, ended)),
+                Err(error) => {
+                    first_error.get_or_insert(match error {
+                        Error::Ale(message) => Error::Ale(format!("env {env_id}: {message}")),
+                        other => other,
+                    });
+                }
             }
-            env_ids.push((completion.env_id, completion.ended));
         }
         if let Some(error) = first_error {
             self.broken = Some(error.clone());
             return Err(error);
         }
-        Ok(env_ids)
+        Ok(ran)
     }
 
     /// Whether the calling thread steps envs too while it waits (see `VectorConfig::caller_steps_envs`).
@@ -102,15 +104,13 @@ impl AtariVectorEnv {
     pub(super) fn fill_ordered(&self, ran: &[Ran]) -> Result<BatchResult> {
         let num_envs = self.config.num_envs;
         let mut batch = self.new_batch(num_envs);
-        let mut rows: Vec<Option<Option<&EndedRow>>> = vec![None; num_envs];
+        let mut just_ran = vec![false; num_envs];
         for (env_id, ended) in ran {
-            rows[*env_id] = Some(ended.as_deref());
+            self.fill_ran_row(&mut batch, *env_id, *env_id, ended.as_deref())?;
+            just_ran[*env_id] = true;
         }
-        for (env_id, row) in rows.into_iter().enumerate() {
-            match row {
-                Some(ended) => self.fill_ran_row(&mut batch, env_id, env_id, ended)?,
-                None => batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, false),
-            }
+        for env_id in (0..num_envs).filter(|&env_id| !just_ran[env_id]) {
+            batch.fill_row(env_id, env_id, &*self.lock_env(env_id)?, false);
         }
         Ok(batch)
     }
