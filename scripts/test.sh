@@ -20,6 +20,10 @@ step() { echo "== [$(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s] $*"
 step "disk free here: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 step "cargo fmt --check"
 cargo fmt --check
+# The aarch64 wheel's cross compiler, and qemu-user and mmdebstrap to run it, from Debian's packages
+# (when missing), beside the style gates and clippy.
+bash scripts/cross_tools.sh aarch64 >"$root/.cross-tools.log" 2>&1 &
+cross_tools=$!
 
 # uv itself, from the package index, into a tools virtualenv.
 python3 -m venv "$root/.venv-tools"
@@ -76,6 +80,18 @@ PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig" TORCHWM_WHEEL_CXX=g++
     --compatibility manylinux_2_28 --out "$root/dist" --interpreter "$venv/bin/python"
 wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_x86_64.whl)
 "$venv/bin/python" scripts/check_wheel_symbols.py "$wheel"
+
+# The aarch64 wheel, cross-compiled beside the tests below: the same build, for aarch64-unknown-linux-gnu,
+# with Debian's cross GCC compiling the C++ (its static libstdc++ linked in, as for x86-64).
+step "aarch64 wheel: the same build for aarch64-unknown-linux-gnu (in the background)"
+wait "$cross_tools" || { cat "$root/.cross-tools.log"; exit 1; }
+aarch64_build() {
+    PATH="$venv/bin:$PATH" CARGO_TARGET_DIR="$root/target/zig-aarch64" TORCHWM_WHEEL_CXX=aarch64-linux-gnu-g++ \
+        "$venv/bin/maturin" build --release --quiet --zig --target aarch64-unknown-linux-gnu \
+        --compatibility manylinux_2_28 --out "$root/dist" --interpreter "$venv/bin/python"
+}
+aarch64_build >"$root/.aarch64-build.log" 2>&1 &
+aarch64_wheel_build=$!
 
 step "pip install <wheel>[test]"
 wait "$deps_test"
@@ -138,4 +154,10 @@ wait "$deps_ray"
     "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q --durations=10 -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
+# The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh).
+step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64"
+wait "$aarch64_wheel_build" || { cat "$root/.aarch64-build.log"; exit 1; }
+aarch64_wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_aarch64.whl)
+"$venv/bin/python" scripts/check_wheel_symbols.py "$aarch64_wheel"
+TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel"
 step "done"

@@ -33,12 +33,12 @@ long f(void) { return PyLong_FromLong(1) + (optional_feature ? optional_feature(
 """
 
 
-def wheel_of(tmp_path: Path, body: str, tag: str = "manylinux_2_28") -> Path:
+def wheel_of(tmp_path: Path, body: str, tag: str = "manylinux_2_28", arch: str = "x86_64") -> Path:
     source = tmp_path / "ext.c"
     source.write_text(SOURCE % body)
     library = tmp_path / "_ext.abi3.so"
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(library), str(source)], check=True)
-    wheel = tmp_path / f"pkg-0.1-cp310-abi3-{tag}_x86_64.whl"
+    wheel = tmp_path / f"pkg-0.1-cp310-abi3-{tag}_{arch}.whl"
     with zipfile.ZipFile(wheel, "w") as archive:
         archive.write(library, "pkg/_ext.abi3.so")
     return wheel
@@ -61,3 +61,14 @@ def test_a_glibc_version_above_the_tag_fails(tmp_path, capsys):
     wheel = wheel_of(tmp_path, "getpid()", tag="manylinux_2_1")
     assert check_wheel_symbols.main(wheel) == 1
     assert "needs GLIBC_2." in capsys.readouterr().err
+
+
+def test_a_library_for_another_machine_than_the_tag_fails(tmp_path, capsys):
+    # This machine's compiler builds x86-64 code: a wheel tagged aarch64 holding it must not pass.
+    assert check_wheel_symbols.main(wheel_of(tmp_path, "0", arch="aarch64")) == 1
+    assert "built for 'Advanced Micro Devices X86-64', the tag names aarch64" in capsys.readouterr().err
+
+
+def test_an_unknown_architecture_is_refused(tmp_path, capsys):
+    assert check_wheel_symbols.main(wheel_of(tmp_path, "0", arch="riscv64")) == 2
+    assert "not a manylinux wheel for one of" in capsys.readouterr().err

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Runs torchwm's aarch64 wheel on this x86-64 machine under qemu-user, beside ale_py's own aarch64 wheel
+# in the same emulated CPython: the parity tests against ale_py (raw emulator, and AtariVectorEnv with
+# its preprocessing), the process vectorizer against gymnasium's SyncVectorEnv (sync and pool mode, a
+# worker killed mid-step), and a short `torchwm rollout`.
+#
+# Usage: bash scripts/aarch64_check.sh dist/torchwm-...-manylinux_2_28_aarch64.whl [pytest arguments]
+#   With pytest arguments, runs those instead of the default selection (e.g. a longer parity run:
+#   `... tests/atari/test_ale_parity.py`). TORCHWM_AARCH64_LONG_PARITY="ROM ..." also runs
+#   scripts/long_parity.py over those ROMs, for a longer manual check (slow: emulation runs ALE at
+#   about a tenth of its native speed).
+#
+# Cached under $TORCHWM_CACHE_DIR (default ~/.cache/torchwm)/aarch64, so a second run reuses them:
+# - an arm64 Debian root (mmdebstrap, Debian's CPython 3.13 and C/C++ runtimes), which qemu-aarch64
+#   takes as its library prefix;
+# - the aarch64 wheels of torchwm's dependencies and of pytest (uv, for CPython 3.13 on
+#   manylinux_2_28_aarch64), by a key of the requirements.
+# Workers started by fork run under qemu as they are; spawn and forkserver re-execute the interpreter,
+# which needs qemu registered with the kernel's binfmt_misc, so those start methods are tested natively
+# only (the x86-64 run of the same tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+wheel=$(realpath "$1")
+shift
+uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
+cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/aarch64"
+suite=trixie  # Debian 13: CPython 3.13
+python_version=3.13
+start=$SECONDS
+step() { echo "== aarch64 [$((SECONDS - start))s] $*"; }
+mkdir -p "$cache"
+
+bash scripts/cross_tools.sh aarch64
+
+# The root: only what CPython and the wheels' extensions load (variant extract: no package scripts run).
+sysroot="$cache/root-$suite"
+if [ ! -x "$sysroot/usr/bin/python$python_version" ]; then
+    step "arm64 Debian root ($suite) into $sysroot"
+    rm -rf "$sysroot.partial"
+    mmdebstrap --quiet --arch=arm64 --variant=extract \
+        --include=python3,libpython3-stdlib,libstdc++6,zlib1g,libgcc-s1 "$suite" "$sysroot.partial"
+    # The extract variant leaves out the merged-/usr links the loader's paths go through.
+    for dir in lib bin sbin; do
+        [ -e "$sysroot.partial/$dir" ] || ln -s "usr/$dir" "$sysroot.partial/$dir"
+    done
+    mv "$sysroot.partial" "$sysroot"
+fi
+
+# torchwm's runtime dependencies (pyproject.toml, the one place they are written) and the test runner.
+mapfile -t requirements < <(python3 - <<'EOF'
+import tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print(*project["dependencies"], "pytest>=7", "pytest-timeout>=2.1", sep="\n")
+EOF
+)
+key=$(printf '%s\n' "$suite" "${requirements[@]}" | sha256sum | cut -c1-16)
+site="$cache/site-$key"
+target_options=(--python-platform aarch64-manylinux_2_28 --python-version "$python_version" --only-binary :all:)
+if [ ! -d "$site" ]; then
+    step "aarch64 wheels of: ${requirements[*]}"
+    rm -rf "$site.partial"
+    "$uv" pip install --quiet --target "$site.partial" "${target_options[@]}" "${requirements[@]}"
+    mv "$site.partial" "$site"
+fi
+# torchwm itself, fresh each run.
+ours="$repo/target/aarch64-site"
+rm -rf "$ours"
+"$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
+
+export QEMU_LD_PREFIX="$sysroot"
+if (($# == 0)); then
+    # The default selection: each test also runs natively, in full, in the x86-64 pytest run.
+    set -- \
+        tests/atari/test_ale_parity.py \
+        tests/atari/test_atari_vector_parity.py \
+        "tests/process/test_torch_vectorized_env.py::test_cartpole_matches_sync_vector_env" \
+        "tests/process/test_torch_vectorized_env.py::test_killed_worker_is_detected_quickly_and_nothing_is_left" \
+        "tests/process/test_pool_mode.py::test_each_env_follows_the_trajectory_gymnasium_gives_it" \
+        "tests/process/test_pool_mode.py::test_a_dead_worker_is_reported_in_pool_mode"
+fi
+step "under qemu-aarch64: a torchwm rollout, then pytest $*"
+# One emulated process for all of it: qemu translates the interpreter's and the extensions' code anew
+# in each process, and starting CPython with numpy so takes most of a minute.
+PYTHONPATH="$ours:$site" OMP_NUM_THREADS=1 TORCHWM_EMULATED=1 TORCHWM_AARCH64_LONG_PARITY="${TORCHWM_AARCH64_LONG_PARITY:-}" \
+    qemu-aarch64 "$sysroot/usr/bin/python$python_version" - "$@" <<'EOF'
+import os, platform, runpy, sys
+
+import ale_py
+import pytest
+
+import torchwm
+from torchwm.cli import main as torchwm_cli
+
+assert platform.machine() == "aarch64", platform.machine()
+print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {platform.machine()}", flush=True)
+assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
+if games := os.environ["TORCHWM_AARCH64_LONG_PARITY"].split():
+    sys.argv = ["long_parity.py", "all", "--games", *games]
+    try:
+        runpy.run_path("scripts/long_parity.py", run_name="__main__")
+    except SystemExit as end:
+        if end.code:
+            raise
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--durations=10", *sys.argv[1:]]))
+EOF
+step "done"

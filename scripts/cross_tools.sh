@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs, when missing, what building and checking the wheels of other platforms needs on this
+# x86-64 Debian machine: for `aarch64`, GCC's cross compiler (with its static libstdc++), qemu-user and
+# mmdebstrap from Debian's packages, and Rust's aarch64-unknown-linux-gnu standard library (rustup).
+# Usage: bash scripts/cross_tools.sh aarch64
+set -euo pipefail
+case "${1:-}" in
+aarch64)
+    commands=(aarch64-linux-gnu-g++ qemu-aarch64 mmdebstrap)
+    packages=(g++-aarch64-linux-gnu qemu-user mmdebstrap)
+    rust_target=aarch64-unknown-linux-gnu
+    ;;
+*)
+    echo "usage: $0 aarch64" >&2
+    exit 2
+    ;;
+esac
+
+missing=()
+for i in "${!commands[@]}"; do
+    command -v "${commands[$i]}" >/dev/null || missing+=("${packages[$i]}")
+done
+if ((${#missing[@]})); then
+    echo "installing Debian's ${missing[*]}"
+    # No recommends: qemu-user's would register qemu with the kernel's binfmt_misc, machine-wide.
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if ! rustup target list --installed | grep -qx "$rust_target"; then
+    rustup target add "$rust_target"
+fi
