@@ -119,3 +119,11 @@ def test_a_changed_figure_is_caught(tmp_path: Path):
     bench = tmp_path / "docs" / "bench-atari.json"
     bench.write_text(bench.read_text().replace('"steps_per_s": 5112', '"steps_per_s": 6112', 1))
     assert headline_figure.figures(tmp_path) != headline_figure.figures()
+
+
+def test_the_headline_picture_is_drawn_from_the_sources(tmp_path: Path):
+    """The script still draws with the bench's plotting helpers (what `python scripts/headline_figure.py` runs)."""
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "headline.png"
+    headline_figure.draw(path)
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 50_000
