@@ -99,12 +99,12 @@ fn ale_build(
     ale.warnings(false).flag_if_supported("-w").include(manifest_dir.join("src/ffi")).files(units);
     // Every function starts a 64-byte line, so the hot loops' alignment (relative to the function)
     // is the same wherever the linker places them: in the cdylib `M6502Low::execute` landed 16 bytes
-    // past a line, in the example binary on one. CPU time per frame 1.00x-1.03x (docs/performance.md).
+    // past a line, in the example binary on one. CPU time per frame 1.00x-1.03x (docs/how_it_got_fast.md).
     ale.flag("-falign-functions=64");
     // clang (zig's, or a system clang++ as CXX) merges the 6502 loop's threaded dispatch into 18 shared
     // indirect jumps, against GCC's 222 (one per instruction case), because LLVM (18 and later) tail-
     // duplicates no block with more than 16 predecessors or successors: a dispatch jump shared by every
-    // case predicts the next opcode badly. Raising the limits restores one jump per case (docs/performance.md).
+    // case predicts the next opcode badly. Raising the limits restores one jump per case (docs/how_it_got_fast.md).
     // GCC, and clang builds that lack the options, reject the flags and go without.
     for limit in ["-mllvm=-tail-dup-pred-size=1000", "-mllvm=-tail-dup-succ-size=1000"] {
         ale.flag_if_supported(limit);
@@ -112,7 +112,7 @@ fn ale_build(
     // zig's clang keeps the frame pointer at every optimization level (GCC drops it from -O1 on, so
     // the flag changes nothing there): one general register fewer, and the hot loops of
     // updateFrameScanline and poke spilled to the stack for it. Not with the sanitizers, whose
-    // -fno-omit-frame-pointer keeps their stacks readable (docs/performance.md).
+    // -fno-omit-frame-pointer keeps their stacks readable (docs/how_it_got_fast.md).
     if sanitize.is_empty() {
         ale.flag("-fomit-frame-pointer");
     }

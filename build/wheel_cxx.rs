@@ -2,7 +2,7 @@
 //! linked in statically.
 //!
 //! `maturin build --zig` links against glibc 2.28's symbols (the wheel's floor), and would compile the
-//! C++ with zig's clang, whose emulator is 6-14% slower than GCC's (docs/performance.md). With this set
+//! C++ with zig's clang, whose emulator is 6-14% slower than GCC's (docs/how_it_got_fast.md). With this set
 //! to GCC's `g++`, GCC compiles ALE and the shim while zig still links; GCC's libstdc++ then cannot be
 //! a shared library (the one a glibc 2.28 system has is older), so its static archive goes in, with
 //! `src/ffi/glibc_compat.cpp` for the two newer glibc symbols it refers to. Unset: the compiler cargo

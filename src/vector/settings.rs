@@ -426,7 +426,7 @@ pub static SETTINGS: &[Setting] = &[
         "Add info['ram'], uint8 (batch, 128): each env's RAM after its step or reset (ALE's getRAM()).",
         ram_in_info
     ),
-    // torchwm's own. "auto" by default: ahead only where it pays (docs/performance.md, "Resets run ahead").
+    // torchwm's own. "auto" by default: ahead only where it pays (docs/how_it_got_fast.md, "Resets run ahead").
     Setting {
         name: "reset_ahead",
         aliases: &[],
