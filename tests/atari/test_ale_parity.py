@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 from ale_py import ALEInterface, roms
 
-from testing_support import PARITY_GAMES, rom_ids_to_check
+from testing_support import PARITY_GAMES, native_or_emulated, rom_ids_to_check
 from torchwm import _core
 
-FRAMES = 2000
+FRAMES = native_or_emulated(2000, 600)
+# Resets: at game over, and every RESET_EVERY frames so every game sees some.
+RESET_EVERY = native_or_emulated(700, 200)
 
 
 def _pair(game: str, seed: int, sticky: float) -> tuple[ALEInterface, _core.Ale]:
@@ -59,8 +61,7 @@ def test_emulator_matches_ale_py_frame_by_frame(game: str, sticky: float) -> Non
         assert ours.game_over() == reference.game_over(), frame
         assert ours.frame_number() == reference.getFrameNumber()
         assert ours.episode_frame_number() == reference.getEpisodeFrameNumber()
-        # Resets: at game over, and every 700 frames so every game sees some.
-        if reference.game_over() or frame % 700 == 699:
+        if reference.game_over() or frame % RESET_EVERY == RESET_EVERY - 1:
             reference.reset_game()
             ours.reset_game()
             resets += 1
@@ -124,7 +125,9 @@ def test_every_supported_game_matches_ale_py(game: str) -> None:
     reference = ALEInterface()
     reference.setInt("random_seed", 11)
     reference.loadROM(path)
-    for frame in _same_random_actions(reference, ours, reference.getLegalActionSet(), frames=1000, seed=5):
+    for frame in _same_random_actions(
+        reference, ours, reference.getLegalActionSet(), frames=native_or_emulated(1000, 300), seed=5
+    ):
         if frame % 4 == 0:
             np.testing.assert_array_equal(ours.screen_raw(), reference.getScreen(), err_msg=f"frame {frame}")
         if reference.game_over():

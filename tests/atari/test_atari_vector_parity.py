@@ -16,11 +16,12 @@ from ale_py.vector_env import AtariVectorEnv as AlePyVectorEnv
 from gymnasium.vector import AutoresetMode
 
 import torchwm
-from testing_support import ale_py_reset_seeds
+from testing_support import ale_py_reset_seeds, native_or_emulated
 
 gym.register_envs(ale_py)
 
-STEPS = 300
+# Under emulation, long enough for the truncations of the grid's 600-frame row at frameskip 4.
+STEPS = native_or_emulated(300, 160)
 NUM_ENVS = 3
 
 # (game, AtariVectorEnv keywords): each row differs from the defaults in a few settings; together they
