@@ -63,6 +63,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {'met    ' if t['met'] else 'NOT met'} {t['target']} = {t['ratio']:.2f}x (goal {t['goal']}x)"
             )
+    if report.get("multi_agent"):
+        from torchwm.benchmarks.process_multi_agent import summary_lines as multi_agent_lines
+
+        lines += multi_agent_lines(report["multi_agent"])
     return lines
 
 

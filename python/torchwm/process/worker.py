@@ -48,6 +48,7 @@ class WorkerConfig:
     autoreset_mode: AutoresetMode
     parent_pid: int
     permits: Any = None  # max_concurrency's semaphore: held while stepping or resetting envs
+    agents: Any = None  # PettingZoo ParallelEnvs: env 0's AgentLayout (process/agents.py); None otherwise
 
 
 def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
@@ -55,7 +56,12 @@ def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
     if parent_end is not None:
         parent_end.close()
     try:
-        Worker(config, pipe.fileno()).run()
+        if config.agents is not None:
+            from torchwm.process.agent_worker import AgentWorker
+
+            AgentWorker(config, pipe.fileno()).run()
+        else:
+            Worker(config, pipe.fileno()).run()
     finally:
         pipe.close()
 
@@ -83,8 +89,7 @@ class Worker:
     def run(self) -> None:
         try:
             self._start()
-            spaces_of_envs = [(env.observation_space, env.action_space) for env in self.envs]
-            write_frame(self.fd, frame(Message.READY, spaces_of_envs), self._parent_alive)
+            write_frame(self.fd, frame(Message.READY, self._env_spaces()), self._parent_alive)
             self._serve()
         except (KeyboardInterrupt, EOFError, BrokenPipeError):
             pass
@@ -115,6 +120,10 @@ class Worker:
         self.next_step = config.autoreset_mode == AutoresetMode.NEXT_STEP
         self.observations: list[Any] = [None] * count
         self.box_rows = BoxRows.of(self.views.observations)
+
+    def _env_spaces(self) -> list[tuple[spaces.Space, spaces.Space]]:
+        """Each env's (observation, action) spaces, for the parent's check."""
+        return [(env.observation_space, env.action_space) for env in self.envs]
 
     def _serve(self) -> None:
         while True:
