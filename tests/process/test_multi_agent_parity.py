@@ -89,3 +89,31 @@ def test_a_different_factory_per_env_keeps_the_env_major_layout():
         _, infos = venv.reset(seed=0)
         assert list(infos["env_id"]) == [0, 0, 0, 1, 1, 1]
         assert list(infos["agent_id"]) == ["agent_0", "agent_1", "agent_2"] * 2
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_to_sb3_gives_what_supersuits_sb3_wrapper_gives(mode):
+    """SuperSuit's ``base_class="stable_baselines3"`` wrapper returns its gymnasium vector env's rows with
+    ``dones = terminations | truncations``: the same rows here, from ``to_sb3()`` in either autoreset mode."""
+    theirs = _supersuit(_simple_spread, 4)
+    ours = TorchVectorizedEnv(_simple_spread, 2, 2, autoreset_mode=mode).to_sb3()
+    try:
+        ours.seed(5)
+        np.testing.assert_array_equal(ours.reset(), theirs.reset(seed=5)[0])
+        rng = np.random.default_rng(0)
+        for _ in range(16):
+            actions = rng.integers(0, 5, ours.num_envs)
+            obs, rewards, dones, infos = ours.step(actions)
+            their_obs, their_rewards, terms, truncs, their_infos = theirs.step(actions)
+            np.testing.assert_array_equal(obs, their_obs)
+            np.testing.assert_array_equal(rewards, their_rewards)
+            np.testing.assert_array_equal(dones, terms.astype(bool) | truncs.astype(bool))
+            for info, their_info in zip(infos, their_infos):
+                assert ("terminal_observation" in info) == ("terminal_observation" in their_info)
+                if "terminal_observation" in info:
+                    np.testing.assert_array_equal(info["terminal_observation"], their_info["terminal_observation"])
+        agents = ["agent_0", "agent_1", "agent_2"]
+        assert ours.get_attr("possible_agents", indices=[0, 5]) == [agents, agents]  # rows 0 and 5: envs 0 and 1
+    finally:
+        ours.close()
+        theirs.close()
