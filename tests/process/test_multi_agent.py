@@ -215,3 +215,45 @@ def test_an_aec_env_is_refused_with_the_way_out():
     with pytest.raises(InvalidArgumentError, match="aec_to_parallel"):
         TorchVectorizedEnv(simple_spread_v3.env, 1, 1)
     assert mpe2 is not None
+
+
+def test_to_sb3_rows_are_the_same_in_either_autoreset_mode_with_departing_agents():
+    """SB3's rows do not depend on how the vector env resets (SB3VecEnv resets an ended env in the
+    step that ended it either way): NEXT_STEP and SAME_STEP side by side, agents leaving early."""
+    envs = [TorchVectorizedEnv(Departures, 2, 2, autoreset_mode=m).to_sb3() for m in ("NextStep", "SameStep")]
+    try:
+        for env in envs:
+            env.seed(9)
+        first = [env.reset() for env in envs]
+        np.testing.assert_array_equal(*first)
+        rng = np.random.default_rng(2)
+        for _ in range(30):
+            actions = rng.integers(0, 4, ENVS * AGENTS)
+            (obs, rewards, dones, infos), (obs2, rewards2, dones2, infos2) = (env.step(actions) for env in envs)
+            np.testing.assert_array_equal(obs, obs2)
+            np.testing.assert_array_equal(rewards, rewards2)
+            np.testing.assert_array_equal(dones, dones2)
+            for r, (info, info2) in enumerate(zip(infos, infos2)):
+                assert ("terminal_observation" in info) == bool(dones[r]) == ("terminal_observation" in info2)
+                if dones[r]:
+                    np.testing.assert_array_equal(info["terminal_observation"], info2["terminal_observation"])
+                assert info["agent_mask"] == info2["agent_mask"]
+                if not info["agent_mask"]:
+                    assert (obs[r] == 0).all() and rewards[r] == 0 and not dones[r]
+    finally:
+        for env in envs:
+            env.close()
+
+
+def test_a_killed_worker_is_reported_and_the_env_closed():
+    import os
+    import signal
+
+    from torchwm import WorkerCrashedError
+
+    venv = TorchVectorizedEnv(Departures, 2, 1)
+    venv.reset(seed=0)
+    os.kill(venv.worker_pids[1], signal.SIGKILL)
+    with pytest.raises(WorkerCrashedError, match="worker 1"):
+        venv.step(np.zeros(2 * AGENTS, np.int64))
+    assert venv.closed

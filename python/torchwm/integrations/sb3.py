@@ -183,6 +183,7 @@ class SB3VecEnv(_Base):
         terminations, truncations = np.asarray(terminations, bool), np.asarray(truncations, bool)
         dones = terminations | truncations
         done_envs = np.flatnonzero(dones).tolist()
+        agent_mask = infos.get("agent_mask")  # agents as rows: whether each returned observation is an agent's
         if self._same_step:
             env_infos, terminal_obs, reset_infos = self._same_step_rows(obs, infos, done_envs)
         else:
@@ -191,9 +192,11 @@ class SB3VecEnv(_Base):
             reset_infos = {}
             ended = _ended_rows(dones, infos)
             if ended.any():
-                obs, reset_infos = self._reset_done(ended)
+                obs, reset_infos, agent_mask = self._reset_done(ended)
         for i, info in enumerate(env_infos):
             info["TimeLimit.truncated"] = bool(truncations[i] and not terminations[i])
+            if agent_mask is not None:
+                info["agent_mask"] = bool(agent_mask[i])
         for i in done_envs:
             env_infos[i]["terminal_observation"] = terminal_obs[i]
             if i in reset_infos:  # an agent that left an env still running has no new episode yet
@@ -208,7 +211,7 @@ class SB3VecEnv(_Base):
             raise InvalidArgumentError(f"{type(self.venv).__name__} in SAME_STEP mode returned no info['final_obs']")
         rows = [info_row(infos, i, FINAL_KEYS) for i in range(self.num_envs)]
         final_info, final_mask = infos.get("final_info"), infos.get("_final_info")
-        reset = infos.get("_final_obs") if "agent_mask" in infos else None
+        reset = infos.get("_final_obs", np.zeros(self.num_envs, bool)) if "agent_mask" in infos else None
         reset_rows = [i for i in done_envs if reset is None or reset[i]]
         env_infos = list(rows)
         for i in reset_rows:
@@ -220,10 +223,12 @@ class SB3VecEnv(_Base):
         terminal_obs.update({i: obs_row(infos["final_obs"], i) for i in reset_rows})
         return env_infos, terminal_obs, {i: rows[i] for i in reset_rows}
 
-    def _reset_done(self, ended: np.ndarray) -> tuple[Any, dict[int, dict]]:
-        """NEXT_STEP/DISABLED: resets just the ended envs' rows now; the batch's observations and their reset infos."""
+    def _reset_done(self, ended: np.ndarray) -> tuple[Any, dict[int, dict], Any]:
+        """NEXT_STEP/DISABLED: resets just the ended envs' rows now; the batch's observations, their reset
+        infos and the batch's ``agent_mask`` (None unless agents are rows)."""
         obs, infos = self.venv.reset(options={"reset_mask": ended})
-        return obs, {i: info_row(infos, i, FINAL_KEYS) for i in np.flatnonzero(ended).tolist()}
+        rows = {i: info_row(infos, i, FINAL_KEYS) for i in np.flatnonzero(ended).tolist()}
+        return obs, rows, infos.get("agent_mask")
 
     def _own(self, obs: Any) -> Any:
         return copy_batch(obs) if self._copy_obs else obs

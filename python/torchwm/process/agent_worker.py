@@ -219,6 +219,8 @@ class AgentWorker(Worker):
 
 
 def _sb3_call(env: Any, call: str, name: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    if call == "get_attr" and name == "render_mode":  # PettingZoo's ParallelEnv only annotates it
+        return getattr(env, name, None)
     if call == "get_attr":
         return getattr(env, name)
     if call == "set_attr":
