@@ -61,6 +61,8 @@ class AgentWorker(Worker):
         self.zero = next(iter(iterate(self.observation_space, create_empty_array(self.observation_space, 1, np.zeros))))
         self.observations = [self.zero] * rows
         self.box_rows = BoxRows.of(self.views.observations)
+        assert self.views.agent_mask is not None  # allocated for agent rows
+        self.agent_mask: np.ndarray = self.views.agent_mask
 
     def _env_spaces(self) -> list[tuple[spaces.Space, spaces.Space]]:
         return [(self.layout.observation_space, self.layout.action_space)] * len(self.envs)
@@ -89,7 +91,7 @@ class AgentWorker(Worker):
         views.rewards[:] = rewards
         views.terminations[:] = terminations
         views.truncations[:] = truncations
-        views.agent_mask[:] = present
+        self.agent_mask[:] = present
         payload = self._publish()
         if payload is None and infos is None:
             return STEP_DONE_FRAME
@@ -159,7 +161,7 @@ class AgentWorker(Worker):
             row_infos = dict(self._reset_rows(e, seeds[e], options, results))
             for r in range(e * self.agent_count, (e + 1) * self.agent_count):
                 infos[r] = row_infos.get(r, [])
-                views.rewards[r], views.terminations[r], views.truncations[r], views.agent_mask[r] = results[r]
+                views.rewards[r], views.terminations[r], views.truncations[r], self.agent_mask[r] = results[r]
         return frame(Message.OK, (self._publish(), infos))
 
     def _fill_rows(self, e: int, observations: Any, infos: Any, results: list[tuple]) -> list[tuple[int, list[dict]]]:
