@@ -28,6 +28,8 @@ COLORS = {
 
 def table(report: dict[str, Any]) -> str:
     """Every row, skipped ones with their reason (once per backend and reason)."""
+    if not report["rows"]:  # only multi-agent cases were asked for: their lines are in the summary
+        return "(no single-agent case measured)"
     seen: set[tuple[str, str]] = set()
     rows = []
     for row in report["rows"]:
@@ -79,6 +81,8 @@ def plot(report: dict[str, Any], path: Path) -> Path | None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    if not report["rows"]:
         return None
     rows = [r for r in report["rows"] if r["steps_per_s"]]
     cases = list(dict.fromkeys(r["case"] for r in report["rows"]))
