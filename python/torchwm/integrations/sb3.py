@@ -93,8 +93,12 @@ def _vector_actions(space: Any, actions: Any, num_envs: int) -> Any:
     return concatenate(space, [actions[i] for i in range(num_envs)], batch)
 
 
-def _options_argument(options: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """SB3's per-env options as the one ``reset(options=)`` dict a vector env takes."""
+def _options_argument(options: list[dict[str, Any]], venv: Any) -> Any:
+    """SB3's per-env options as the one ``reset(options=)`` dict a vector env takes; different ones only
+    where the vector env resets each env with its own (``TorchVectorizedEnv``, as ``SubprocVecEnv``)."""
+    per_env = getattr(venv, "_sb3_env_options", None)
+    if any(option != options[0] for option in options) and per_env is not None:
+        return per_env(options)
     if any(option != options[0] for option in options):
         raise InvalidArgumentError(
             "a vector env resets every env with the same options: set_options() needs one dict for all envs, "
@@ -143,7 +147,7 @@ class SB3VecEnv(_Base):
     def reset(self) -> Any:
         """Resets every env with the seeds/options set by ``seed()``/``set_options()`` (used once)."""
         self._drain_pending_step()
-        seed, options = _seed_argument(self._seeds), _options_argument(self._options)
+        seed, options = _seed_argument(self._seeds), _options_argument(self._options, self.venv)
         obs, infos = self.venv.reset(seed=seed, options=options)
         self.reset_infos = [info_row(infos, i, FINAL_KEYS) for i in range(self.num_envs)]
         self._reset_seeds()

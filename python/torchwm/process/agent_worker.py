@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space, create_empty_array, iterate
 from torchwm.process.agents import AgentLayout, is_parallel_env
 from torchwm.process.protocol import STEP_DONE_FRAME, Message, frame
 from torchwm.process.sb3_calls import SB3_CALLS
-from torchwm.process.worker import BoxRows, Worker
+from torchwm.process.worker import BoxRows, EnvOptions, Worker
 
 __all__ = ["AgentWorker"]
 
@@ -158,7 +158,8 @@ class AgentWorker(Worker):
             self.current = self.config.first_env + e
             if mask is not None and not mask[e]:
                 continue
-            row_infos = dict(self._reset_rows(e, seeds[e], options, results))
+            env_options = options[e] if isinstance(options, EnvOptions) else options
+            row_infos = dict(self._reset_rows(e, seeds[e], env_options, results))
             for r in range(e * self.agent_count, (e + 1) * self.agent_count):
                 infos[r] = row_infos.get(r, [])
                 views.rewards[r], views.terminations[r], views.truncations[r], self.agent_mask[r] = results[r]

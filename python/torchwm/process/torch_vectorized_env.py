@@ -52,7 +52,7 @@ from torchwm.process.pool_mode import PoolModeMixin
 from torchwm.process.protocol import Message, frame
 from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.sub_env_calls import SubEnvCallsMixin
-from torchwm.process.worker import WorkerConfig
+from torchwm.process.worker import EnvOptions, WorkerConfig
 
 STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
 # Pool mode: how long a call that has no timeout (reset, get_attr, set_attr, call) waits for the steps still
@@ -470,20 +470,37 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         if self.pool_mode:
             raise errors.EnvStateError("reset_async/reset_wait are not available in pool mode: call reset()")
         seeds = parse_seeds(self._first_seed(seed), self._env_count)
-        mask_option, rest = split_options(options)
-        mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
-        per_env = mask if mask is None or self._agents is None else env_mask(mask, self.agents_per_env)
+        k, n = self.envs_per_worker, self.num_workers
+        if isinstance(options, EnvOptions):  # to_sb3()'s set_options with one dict per env
+            mask = per_env = None
+            worker_options: list[Any] = [EnvOptions(part) for part in blocks(list(options), k, n)]
+        else:
+            mask_option, rest = split_options(options)
+            mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
+            per_env = mask if mask is None or self._agents is None else env_mask(mask, self.agents_per_env)
+            worker_options = [rest if options is not None else None] * n
         if mask is not None and not self._has_reset and not mask.all():
             raise errors.EnvStateError(
                 "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
             )
-        sub_options = rest if options is not None else None
-        k, n = self.envs_per_worker, self.num_workers
         masks: list[Any] = blocks(list(per_env), k, n) if per_env is not None else [None] * n
-        payloads = [(s, sub_options, m) for s, m in zip(blocks(seeds, k, n), masks)]
+        payloads = [(s, o, m) for s, o, m in zip(blocks(seeds, k, n), worker_options, masks)]
         self._send(pool, Message.RESET, payloads, "reset options", "reset")
         self._first_seed.forget()
         self._reset_mask = mask
+
+    def _sb3_env_options(self, options: list[dict[str, Any]]) -> EnvOptions:
+        """SB3's ``set_options`` list (one dict per row) as one reset option per env, for ``reset(options=)``:
+        an empty dict is no options, as ``SubprocVecEnv`` resets such an env; an env's agent rows must agree."""
+        count = self.agents_per_env
+        per_env = options[::count]
+        for e, first in enumerate(per_env):
+            if any(row != first for row in options[e * count : (e + 1) * count]):
+                raise InvalidArgumentError(
+                    f"set_options() gave the rows of sub-environment {e} (its agents) different options: an env "
+                    "is reset with one options dict"
+                )
+        return EnvOptions(dict(option) if option else None for option in per_env)
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """The replies of ``reset_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""

@@ -35,6 +35,11 @@ PARENT_CHECK_SECONDS = 0.5
 _U32 = 0xFFFFFFFF
 
 
+class EnvOptions(tuple):
+    """A reset's options, one dict (or None) per env: SB3's ``set_options`` with a list (``to_sb3()``), as
+    its ``SubprocVecEnv`` gives each env its own. Any other reset passes one dict to every env."""
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
     """Everything a worker needs (pickled to it under the spawn/forkserver start methods)."""
@@ -262,7 +267,8 @@ class Worker:
             if mask is not None and not mask[i]:
                 infos.append(None)
                 continue
-            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], options, self.observation_space)
+            env_options = options[i] if isinstance(options, EnvOptions) else options
+            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], env_options, self.observation_space)
             self.autoreset[i] = False
             views.terminations[i] = views.truncations[i] = False
             views.rewards[i] = 0.0  # pool mode returns a reset's rows from recv, as steps of reward 0
