@@ -145,7 +145,9 @@ class SB3VecEnv(_Base):
     # ------------------------------------------------------------------------------------ stepping
 
     def reset(self) -> Any:
-        """Resets every env with the seeds/options set by ``seed()``/``set_options()`` (used once)."""
+        """Resets every env with the seeds/options set by ``seed()``/``set_options()`` (used once). Different
+        options per env reach each env as ``SubprocVecEnv`` sends them where the vector env can (a
+        ``TorchVectorizedEnv``); others take one dict for all."""
         self._drain_pending_step()
         seed, options = _seed_argument(self._seeds), _options_argument(self._options, self.venv)
         obs, infos = self.venv.reset(seed=seed, options=options)

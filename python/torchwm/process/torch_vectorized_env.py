@@ -72,6 +72,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     Args:
         env_factory: a callable returning an env, or a list of ``num_workers * envs_per_worker`` of them.
+            A PettingZoo ``ParallelEnv`` makes each env one row per possible agent (docs/multi_agent.md):
+            ``num_envs`` counts rows, ``info["agent_mask"]``/``["env_id"]``/``["agent_id"]`` name them.
         num_workers: worker processes.
         envs_per_worker: envs each worker steps in a loop.
         seed: seeds the first ``reset()`` (env ``i`` gets ``seed + i``) when it is given no seed.
