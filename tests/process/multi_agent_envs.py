@@ -92,3 +92,15 @@ class Uneven(Departures):
 
     def action_space(self, agent: str) -> spaces.Space:
         return spaces.Discrete(5) if agent == self.possible_agents[-1] else self.discrete
+
+
+class Slow(Departures):
+    """Each step takes ``seconds``: a Ctrl-C lands while the vector env waits for it."""
+
+    seconds = 0.5
+
+    def step(self, actions: dict) -> tuple[dict, dict, dict, dict, dict]:
+        import time
+
+        time.sleep(self.seconds)
+        return super().step(actions)

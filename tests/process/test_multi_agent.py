@@ -257,3 +257,28 @@ def test_a_killed_worker_is_reported_and_the_env_closed():
     with pytest.raises(WorkerCrashedError, match="worker 1"):
         venv.step(np.zeros(2 * AGENTS, np.int64))
     assert venv.closed
+
+
+def test_the_ray_backends_workers_refuse_a_parallel_env_clearly():
+    """What each Ray actor builds its envs with (no Ray needed to call it): a ParallelEnv gets a clear
+    error pointing to the process backend, not a failure deep in SyncVectorEnv."""
+    from torchwm.ray._worker import build_block
+
+    with pytest.raises(InvalidArgumentError, match=r"not supported by the Ray backend yet.*backend='process'"):
+        build_block([Departures] * 2, AutoresetMode.NEXT_STEP)
+
+
+def test_ctrl_c_while_waiting_keeps_the_step_pending():
+    import _thread
+    import threading
+
+    from multi_agent_envs import Slow
+
+    with TorchVectorizedEnv(Slow, 2, 1) as venv:
+        venv.reset(seed=0)
+        venv.step_async(np.zeros(2 * AGENTS, np.int64))
+        threading.Timer(0.1, _thread.interrupt_main).start()
+        with pytest.raises(KeyboardInterrupt):
+            venv.step_wait()
+        obs, rewards, *_, infos = venv.step_wait()  # the replies of the step interrupted
+        assert obs.shape == (2 * AGENTS, 3) and infos["agent_mask"].all() and (rewards == 0.5).all()
