@@ -24,6 +24,7 @@ class Departures(ParallelEnv):
         self.discrete = spaces.Discrete(4)
         self.agents: list[str] = []
         self.label = "departures"
+        self.render_mode = None
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.box
