@@ -565,7 +565,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             return self.recv(timeout)
         replies = self._wait("step", "step", timeout)
         if self._views.observations is not None and not any(replies):
-            observations, infos = self._read_observations(replies), self._batch_infos([])
+            # No info from any env: only agent rows add theirs (agent_mask, env_id, agent_id).
+            observations, infos = (
+                self._read_observations(replies),
+                {} if self._agents is None else self._batch_infos([]),
+            )
         else:
             replies = [reply or (None, None) for reply in replies]
             observations = self._read_observations([reply[0] for reply in replies])
