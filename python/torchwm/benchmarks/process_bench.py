@@ -31,6 +31,7 @@ from torchwm.benchmarks.process_backends import (
     sync_and_pool,
 )
 from torchwm.benchmarks.process_envs import BusyEnv
+from torchwm.benchmarks.process_multi_agent import MA_CASES, run_multi_agent
 
 __all__ = [
     "CASES",
@@ -291,10 +292,13 @@ def run_process_benchmarks(
     """The whole suite: ``rounds`` interleaved rounds of ``seconds / rounds`` (at least 0.2 s) per
     config. Returns ``rows`` (``table_rows``), ``summary``, ``targets``, ``env_ms_per_step`` (one env
     alone, ms of CPU per step, per case) and the settings."""
-    cases = list(cases or DEFAULT_CASES)
-    unknown = set(cases) - set(CASES)
+    cases = list(cases or (*DEFAULT_CASES, *MA_CASES))
+    unknown = set(cases) - set(CASES) - set(MA_CASES)
     if unknown:
-        raise ValueError(f"unknown cases {sorted(unknown)}; choose from {sorted(CASES)}")
+        raise ValueError(f"unknown cases {sorted(unknown)}; choose from {sorted([*CASES, *MA_CASES])}")
+    # PettingZoo cases (agents as rows) run apart: other backends, rows per second.
+    multi_agent = [c for c in cases if c in MA_CASES]
+    cases = [c for c in cases if c in CASES]
     workers_envs = workers_envs or default_workers_envs()
     backends = list(backends or DEFAULT_BACKENDS)
     rounds = max(1, int(rounds))
@@ -303,6 +307,7 @@ def run_process_benchmarks(
     if progress is not None:
         progress.total = len(configs) * rounds
     results = measure_rounds(configs, per_run, rounds, caller_work(policy, policy_ms), progress)
+    multi_agent_report = run_multi_agent(per_run, rounds, multi_agent) if multi_agent else None
     rows = table_rows(results)
     summary = summarize(rows)
     return {
@@ -322,4 +327,5 @@ def run_process_benchmarks(
         "rows": rows,
         "summary": summary,
         "targets": target_checks(rows, summary),
+        "multi_agent": multi_agent_report,
     }

@@ -28,6 +28,8 @@ COLORS = {
 
 def table(report: dict[str, Any]) -> str:
     """Every row, skipped ones with their reason (once per backend and reason)."""
+    if not report["rows"]:  # only multi-agent cases were asked for: their lines are in the summary
+        return "(no single-agent case measured)"
     seen: set[tuple[str, str]] = set()
     rows = []
     for row in report["rows"]:
@@ -63,6 +65,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             lines.append(
                 f"  {'met    ' if t['met'] else 'NOT met'} {t['target']} = {t['ratio']:.2f}x (goal {t['goal']}x)"
             )
+    if report.get("multi_agent"):
+        from torchwm.benchmarks.process_multi_agent import summary_lines as multi_agent_lines
+
+        lines += multi_agent_lines(report["multi_agent"])
     return lines
 
 
@@ -75,6 +81,8 @@ def plot(report: dict[str, Any], path: Path) -> Path | None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    if not report["rows"]:
         return None
     rows = [r for r in report["rows"] if r["steps_per_s"]]
     cases = list(dict.fromkeys(r["case"] for r in report["rows"]))

@@ -195,9 +195,10 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--cases",
         nargs="+",
-        choices=["cartpole", "cartpole_numpy", "busy_1ms"],
+        choices=["cartpole", "cartpole_numpy", "busy_1ms", "simple_spread", "pistonball"],
         default=None,
-        help="process suite: envs to step (default: cartpole cartpole_numpy, CartPole with ~0.2 ms of numpy per step)",
+        help="process suite: envs to step (default: cartpole cartpole_numpy, CartPole with ~0.2 ms of numpy per step; "
+        "and the PettingZoo cases simple_spread (mpe2) and pistonball (pymunk), agents as rows, against SuperSuit)",
     )
     p.add_argument(
         "--modes",

@@ -36,6 +36,7 @@ from gymnasium.vector.utils import concatenate, create_empty_array
 from torchwm.errors import AlreadyPendingCallError, InvalidArgumentError, NoAsyncCallError
 from torchwm.integrations.batch_rows import FINAL_KEYS, copy_batch, info_row, obs_row
 from torchwm.integrations.sub_envs import sub_env_access
+from torchwm.process.agents import envs_done
 
 if TYPE_CHECKING:
     from torchwm.integrations.sb3_protocol import VecEnvProtocol as _Base
@@ -92,14 +93,28 @@ def _vector_actions(space: Any, actions: Any, num_envs: int) -> Any:
     return concatenate(space, [actions[i] for i in range(num_envs)], batch)
 
 
-def _options_argument(options: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """SB3's per-env options as the one ``reset(options=)`` dict a vector env takes."""
+def _options_argument(options: list[dict[str, Any]], venv: Any) -> Any:
+    """SB3's per-env options as the one ``reset(options=)`` dict a vector env takes; different ones only
+    where the vector env resets each env with its own (``TorchVectorizedEnv``, as ``SubprocVecEnv``)."""
+    per_env = getattr(venv, "_sb3_env_options", None)
+    if any(option != options[0] for option in options) and per_env is not None:
+        return per_env(options)
     if any(option != options[0] for option in options):
         raise InvalidArgumentError(
             "a vector env resets every env with the same options: set_options() needs one dict for all envs, "
             f"got different ones: {options}"
         )
     return dict(options[0]) if options[0] else None
+
+
+def _ended_rows(dones: np.ndarray, infos: dict) -> np.ndarray:
+    """The rows whose env ended: the done ones, or for agents as rows (``info["agent_mask"]``, a
+    ParallelEnv's agents in ``TorchVectorizedEnv``) the rows of envs none of whose agents remains."""
+    agent_mask, env_ids = infos.get("agent_mask"), infos.get("env_id")
+    if agent_mask is None or env_ids is None:
+        return dones.copy()
+    agents_per_env = int(np.count_nonzero(env_ids == env_ids[0]))
+    return envs_done(dones, np.asarray(agent_mask, bool), agents_per_env)
 
 
 class SB3VecEnv(_Base):
@@ -130,9 +145,11 @@ class SB3VecEnv(_Base):
     # ------------------------------------------------------------------------------------ stepping
 
     def reset(self) -> Any:
-        """Resets every env with the seeds/options set by ``seed()``/``set_options()`` (used once)."""
+        """Resets every env with the seeds/options set by ``seed()``/``set_options()`` (used once). Different
+        options per env reach each env as ``SubprocVecEnv`` sends them where the vector env can (a
+        ``TorchVectorizedEnv``); others take one dict for all."""
         self._drain_pending_step()
-        seed, options = _seed_argument(self._seeds), _options_argument(self._options)
+        seed, options = _seed_argument(self._seeds), _options_argument(self._options, self.venv)
         obs, infos = self.venv.reset(seed=seed, options=options)
         self.reset_infos = [info_row(infos, i, FINAL_KEYS) for i in range(self.num_envs)]
         self._reset_seeds()
@@ -172,40 +189,52 @@ class SB3VecEnv(_Base):
         terminations, truncations = np.asarray(terminations, bool), np.asarray(truncations, bool)
         dones = terminations | truncations
         done_envs = np.flatnonzero(dones).tolist()
+        agent_mask = infos.get("agent_mask")  # agents as rows: whether each returned observation is an agent's
         if self._same_step:
-            env_infos, terminal_obs, reset_infos = self._same_step_rows(infos, done_envs)
+            env_infos, terminal_obs, reset_infos = self._same_step_rows(obs, infos, done_envs)
         else:
             env_infos = [info_row(infos, i, FINAL_KEYS) for i in range(self.num_envs)]
             terminal_obs = {i: obs_row(obs, i) for i in done_envs}
             reset_infos = {}
-            if done_envs:
-                obs, reset_infos = self._reset_done(dones, done_envs)
+            ended = _ended_rows(dones, infos)
+            if ended.any():
+                obs, reset_infos, agent_mask = self._reset_done(ended)
         for i, info in enumerate(env_infos):
             info["TimeLimit.truncated"] = bool(truncations[i] and not terminations[i])
+            if agent_mask is not None:
+                info["agent_mask"] = bool(agent_mask[i])
         for i in done_envs:
             env_infos[i]["terminal_observation"] = terminal_obs[i]
-            self.reset_infos[i] = reset_infos[i]
+            if i in reset_infos:  # an agent that left an env still running has no new episode yet
+                self.reset_infos[i] = reset_infos[i]
         return self._own(obs), np.asarray(rewards, dtype=np.float32), dones, env_infos
 
-    def _same_step_rows(self, infos: dict, done_envs: list[int]) -> tuple[list[dict], dict, dict]:
-        """SAME_STEP: the info at the top is the new episode's; ``final_obs``/``final_info`` the old one's."""
-        if done_envs and "final_obs" not in infos:
+    def _same_step_rows(self, obs: Any, infos: dict, done_envs: list[int]) -> tuple[list[dict], dict, dict]:
+        """SAME_STEP: the info at the top is the new episode's; ``final_obs``/``final_info`` the old one's.
+        A done row that was not reset (an agent that left an env still running: ``_final_obs`` False)
+        keeps its observation and info."""
+        if done_envs and "final_obs" not in infos and "agent_mask" not in infos:
             raise InvalidArgumentError(f"{type(self.venv).__name__} in SAME_STEP mode returned no info['final_obs']")
         rows = [info_row(infos, i, FINAL_KEYS) for i in range(self.num_envs)]
         final_info, final_mask = infos.get("final_info"), infos.get("_final_info")
+        reset = infos.get("_final_obs", np.zeros(self.num_envs, bool)) if "agent_mask" in infos else None
+        reset_rows = [i for i in done_envs if reset is None or reset[i]]
         env_infos = list(rows)
-        for i in done_envs:
+        for i in reset_rows:
             if final_info is not None and (final_mask is None or final_mask[i]):
                 env_infos[i] = info_row(final_info, i)
             else:
                 env_infos[i] = dict(rows[i])
-        terminal_obs = {i: obs_row(infos["final_obs"], i) for i in done_envs}
-        return env_infos, terminal_obs, {i: rows[i] for i in done_envs}
+        terminal_obs = {i: obs_row(obs, i) for i in done_envs}
+        terminal_obs.update({i: obs_row(infos["final_obs"], i) for i in reset_rows})
+        return env_infos, terminal_obs, {i: rows[i] for i in reset_rows}
 
-    def _reset_done(self, dones: np.ndarray, done_envs: list[int]) -> tuple[Any, dict[int, dict]]:
-        """NEXT_STEP/DISABLED: resets just the done envs now; the batch's observations and their reset infos."""
-        obs, infos = self.venv.reset(options={"reset_mask": dones.copy()})
-        return obs, {i: info_row(infos, i, FINAL_KEYS) for i in done_envs}
+    def _reset_done(self, ended: np.ndarray) -> tuple[Any, dict[int, dict], Any]:
+        """NEXT_STEP/DISABLED: resets just the ended envs' rows now; the batch's observations, their reset
+        infos and the batch's ``agent_mask`` (None unless agents are rows)."""
+        obs, infos = self.venv.reset(options={"reset_mask": ended})
+        rows = {i: info_row(infos, i, FINAL_KEYS) for i in np.flatnonzero(ended).tolist()}
+        return obs, rows, infos.get("agent_mask")
 
     def _own(self, obs: Any) -> Any:
         return copy_batch(obs) if self._copy_obs else obs

@@ -205,6 +205,18 @@ def actions_outside_space(
     be read counts as outside."""
     try:
         received = list(iterate(action_space, actions))
-        return all(not single_action_space.contains(received[i]) for i in env_indices)
+        return all(not _contains_quietly(single_action_space, received[i]) for i in env_indices)
     except Exception:
         return True
+
+
+def _contains_quietly(space: spaces.Space, action: Any) -> bool:
+    """``space.contains(action)`` without the ``Casting input x to numpy array.`` warning a Box logs for a
+    non-array (a shape-() Box's rows are numpy scalars): gymnasium logs it only for what its envs check,
+    never for this judgement of ours. The same cast as ``Box.contains``, so the same answer."""
+    if isinstance(space, spaces.Box) and not isinstance(action, np.ndarray):
+        try:
+            action = np.asarray(action, dtype=space.dtype)
+        except (ValueError, TypeError):
+            return False
+    return bool(space.contains(action))

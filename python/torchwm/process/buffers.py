@@ -26,6 +26,7 @@ class StepViews:
     terminations: np.ndarray
     truncations: np.ndarray
     actions: np.ndarray | None  # None when actions travel through the pipes
+    agent_mask: np.ndarray | None = None  # multi-agent rows: whether the row's agent is in its env
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class SharedBuffers:
     terminations: Any
     truncations: Any
     actions: Any  # one RawArray for Box/Discrete/MultiDiscrete/MultiBinary actions, or None
+    agent_mask: Any = None  # multi-agent rows (process/agents.py): one bool a row, or None
 
     def views(self, start: int = 0, stop: int | None = None) -> StepViews:
         """Views of rows ``start:stop`` (default: all)."""
@@ -58,13 +60,19 @@ class SharedBuffers:
             np.frombuffer(self.terminations, dtype=np.bool_)[rows],
             np.frombuffer(self.truncations, dtype=np.bool_)[rows],
             actions,
+            None if self.agent_mask is None else np.frombuffer(self.agent_mask, dtype=np.bool_)[rows],
         )
 
 
 def allocate(
-    ctx: Any, observation_space: spaces.Space, action_space: spaces.Space, total_envs: int, shared_memory: bool
+    ctx: Any,
+    observation_space: spaces.Space,
+    action_space: spaces.Space,
+    total_envs: int,
+    shared_memory: bool,
+    agent_rows: bool = False,
 ) -> SharedBuffers:
-    """The buffers for ``total_envs`` envs of these (single-env) spaces."""
+    """The buffers for ``total_envs`` rows of these (single-env) spaces; ``agent_rows``: with an agent mask."""
     return SharedBuffers(
         observation_space,
         action_space,
@@ -74,6 +82,7 @@ def allocate(
         ctx.RawArray("b", total_envs),
         ctx.RawArray("b", total_envs),
         _action_memory(ctx, action_space, total_envs),
+        ctx.RawArray("b", total_envs) if agent_rows else None,
     )
 
 

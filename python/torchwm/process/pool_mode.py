@@ -22,6 +22,7 @@ from torchwm._vector_args import parse_seeds, parse_timeout
 from torchwm._worker_blocks import blocks
 from torchwm.errors import InvalidArgumentError
 from torchwm.process import actions as action_batches
+from torchwm.process.agents import add_row_ids
 from torchwm.process.protocol import Message
 from torchwm.process.remote_errors import log_like_gymnasium
 
@@ -58,6 +59,10 @@ class PoolModeMixin:
     total_envs: int
     num_workers: int
     envs_per_worker: int
+    agents_per_env: int
+    _rows_per_worker: int
+    _env_count: int
+    _agents: Any
     single_observation_space: Any
     single_action_space: Any
     action_space: Any
@@ -98,7 +103,7 @@ class PoolModeMixin:
         if shared:
             buffer[self._rows_of(held)] = actions
         else:
-            k = self.envs_per_worker
+            k = self._rows_per_worker
             parts = action_batches.split(actions, self.single_action_space, self.action_space, k, len(held))
             frames = self._frames(Message.STEP, parts, "actions")
         try:  # a step that went out stays pending, even if a Ctrl-C is raised as it returns (_send_frames)
@@ -140,7 +145,7 @@ class PoolModeMixin:
                 "reset(options={'reset_mask': ...}) is not supported in pool mode (batch_size < num_envs): "
                 "every env is reset"
             )
-        seeds = parse_seeds(self._first_seed(seed), self.total_envs)
+        seeds = parse_seeds(self._first_seed(seed), self._env_count)
         k, n = self.envs_per_worker, self.num_workers
         # Pickled before anything is dropped: options that cannot be sent leave the env as it was.
         frames = self._frames(Message.RESET, [(s, options, None) for s in blocks(seeds, k, n)], "reset options")
@@ -159,7 +164,7 @@ class PoolModeMixin:
         actions all the same (the pool names them), so none is left out of the next ``send``."""
         takes = pool.takes
         try:
-            workers, replies = pool.gather_some(what, timeout, self.batch_size // self.envs_per_worker)
+            workers, replies = pool.gather_some(what, timeout, self.batch_size // self._rows_per_worker)
         except (mp.TimeoutError, KeyboardInterrupt):
             if pool.takes != takes:  # no call before the env says what the pool did: no signal is handled
                 self._held, self._state = pool.taken, AsyncState.DEFAULT
@@ -184,17 +189,21 @@ class PoolModeMixin:
             observations = concatenate(self.single_observation_space, flat, empty)
         infos: dict[str, Any] = {}
         batch = _BatchInfos(self.batch_size)
-        k = self.envs_per_worker
+        k = self._rows_per_worker
         for position, (_, worker_infos) in enumerate(replies):
             for i, env_infos in enumerate(worker_infos or ()):
                 for info in env_infos or ():
                     infos = batch._add_info(infos, info, position * k + i)
-        infos["env_id"] = self._rows_of(workers).astype(np.int32)
+        rows = self._rows_of(workers)
+        if self._agents is not None:  # rows of whole envs: each row's env, agent and mask
+            add_row_ids(infos, rows, self._agents, self._views.agent_mask[rows])
+        else:
+            infos["env_id"] = rows.astype(np.int32)
         return observations, infos
 
     def _rows_of(self, workers: list[int]) -> np.ndarray:
-        """The env indices of ``workers``, in order."""
-        k = self.envs_per_worker
+        """The rows of ``workers`` (their env indices, unless envs have agents as rows), in order."""
+        k = self._rows_per_worker
         return (np.asarray(workers, dtype=np.intp)[:, None] * k + np.arange(k)).ravel()
 
     def _pool_actions(self, actions: Any) -> Any:

@@ -31,6 +31,8 @@ class SubEnvCallsMixin(VectorEnv):
     num_workers: int
     envs_per_worker: int
     total_envs: int
+    agents_per_env: int
+    _env_count: int
     _live_pool: Any
     _send: Any
     _wait: Any
@@ -60,12 +62,13 @@ class SubEnvCallsMixin(VectorEnv):
     def set_attr(self, name: str, values: Any) -> None:
         """Sets ``name`` on every sub-env: one value for all, or a list/tuple of ``total_envs`` values."""
         pool = self._live_pool("set_attr")
+        count = self._env_count  # envs, not rows: the agents of a ParallelEnv share its attributes
         if not isinstance(values, (list, tuple)):
-            values = [values] * self.total_envs
-        if len(values) != self.total_envs:
+            values = [values] * count
+        if len(values) != count:
             raise InvalidArgumentError(
                 "Values must be a list or tuple with length equal to the number of environments. "
-                f"Got `{len(values)}` values for {self.total_envs} environments."
+                f"Got `{len(values)}` values for {count} environments."
             )
         self._send(
             pool,
@@ -82,6 +85,9 @@ class SubEnvCallsMixin(VectorEnv):
         that order, as SB3's ``SubprocVecEnv`` runs it; what ``to_sb3()`` uses. An exception is raised
         here and the env stays usable."""
         pool = self._live_pool(call)
+        if self.agents_per_env > 1:  # SB3 indexes rows: a row's call reaches the env of its agent
+            rows = range(self.total_envs)
+            indices = [rows[i] // self.agents_per_env for i in indices]
         chosen, local = per_worker_indices(indices, self.envs_per_worker, self.num_workers)
         payloads = [(call, name, args, kwargs, part) for part in local]
         self._send(pool, Message.SB3_CALL, payloads, f"the arguments of {call}", "sb3_call")

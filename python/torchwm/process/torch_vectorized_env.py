@@ -43,6 +43,7 @@ from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process import actions as action_batches
 from torchwm.process import startup
 from torchwm.process.actions import actions_outside_space
+from torchwm.process.agents import AgentLayout, add_row_ids, env_mask, envs_done, is_parallel_env, refuse_aec_env
 from torchwm.process.buffers import allocate
 from torchwm.process.doorbells import DoorbellMemory, patience_for
 from torchwm.process.old_api import adapt
@@ -51,7 +52,7 @@ from torchwm.process.pool_mode import PoolModeMixin
 from torchwm.process.protocol import Message, frame
 from torchwm.process.remote_errors import log_like_gymnasium
 from torchwm.process.sub_env_calls import SubEnvCallsMixin
-from torchwm.process.worker import WorkerConfig
+from torchwm.process.worker import EnvOptions, WorkerConfig
 
 STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
 # Pool mode: how long a call that has no timeout (reset, get_attr, set_attr, call) waits for the steps still
@@ -71,6 +72,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     Args:
         env_factory: a callable returning an env, or a list of ``num_workers * envs_per_worker`` of them.
+            A PettingZoo ``ParallelEnv`` makes each env one row per possible agent (docs/multi_agent.md):
+            ``num_envs`` counts rows, ``info["agent_mask"]``/``["env_id"]``/``["agent_id"]`` name them.
         num_workers: worker processes.
         envs_per_worker: envs each worker steps in a loop.
         seed: seeds the first ``reset()`` (env ``i`` gets ``seed + i``) when it is given no seed.
@@ -136,26 +139,32 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self.shared_memory = bool(shared_memory)
         self.observation_mode = observation_mode
         self.num_workers, self.envs_per_worker = worker_counts(num_workers, envs_per_worker)
-        self.total_envs = self.num_envs = self.num_workers * self.envs_per_worker
+        # Rows: one per env, or one per possible agent of a PettingZoo ParallelEnv (set by _probe).
+        self.total_envs = self.num_envs = self._env_count = self.num_workers * self.envs_per_worker
         self._all_workers = list(range(self.num_workers))
-        self.batch_size = parse_batch_size(batch_size, self.num_workers, self.envs_per_worker)
         self._held: list[int] = []  # pool mode: the workers of the last batch, waiting for its actions
         self._deferred: list[bytes] | None = None  # pool mode: a call's frames, sent once the steps in flight are done
         # Checked now, used by the first reset() that is given no seed.
-        self._first_seed = FirstResetSeed(seed, self.total_envs)
-        factories = env_factories(env_factory, self.total_envs)
+        self._first_seed = FirstResetSeed(seed, self._env_count)
+        factories = env_factories(env_factory, self._env_count)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
-        if self.pool_mode and self.autoreset_mode == AutoresetMode.DISABLED:
-            raise InvalidArgumentError(
-                "autoreset_mode=DISABLED needs reset(options={'reset_mask': ...}), which pool mode "
-                "(batch_size < num_envs) does not have: use NEXT_STEP or SAME_STEP"
-            )
         ctx = startup.context(context)
         self.context = ctx.get_start_method()
+        probe = self._probe(factories[0], observation_mode)
+        try:
+            self.batch_size = parse_batch_size(batch_size, self.num_workers, self._rows_per_worker)
+            if self.pool_mode and self.autoreset_mode == AutoresetMode.DISABLED:
+                raise InvalidArgumentError(
+                    "autoreset_mode=DISABLED needs reset(options={'reset_mask': ...}), which pool mode "
+                    "(batch_size < num_envs) does not have: use NEXT_STEP or SAME_STEP"
+                )
+        except BaseException:
+            probe.close()
+            raise
         # AutoresetMode.DISABLED: the envs whose episode ended and that were not reset since.
         self._finished = np.zeros(self.total_envs, bool) if self.autoreset_mode == AutoresetMode.DISABLED else None
         self._reset_mask: np.ndarray | None = None
-        self._set_spaces(factories, observation_mode)
+        self._set_spaces(probe, factories, observation_mode)
         self._action_check = action_batches.space_check(self.single_action_space) if check_actions else None
         self._array_actions = is_array_space(self.single_action_space)
         self._allocate_buffers(ctx)
@@ -164,17 +173,44 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     # ------------------------------------------------------------------------------------ construction
 
-    def _set_spaces(self, factories: list[Callable[[], Any]], observation_mode: Any) -> None:
-        """Spaces and metadata from env 0, made in this process (as gymnasium's ``AsyncVectorEnv``)."""
-        probe = adapt(factories[0]())
+    def _probe(self, factory: Callable[[], Any], observation_mode: Any) -> Any:
+        """Env 0, made in this process (as gymnasium's ``AsyncVectorEnv``): a PettingZoo ParallelEnv makes
+        each env one row per possible agent (``possible_agents``, ``agents_per_env``)."""
+        env = factory()
+        self._agents: AgentLayout | None = None
+        try:
+            refuse_aec_env(env)
+            if is_parallel_env(env):
+                self._agents = AgentLayout.of(env, 0)
+                if observation_mode == "different":
+                    raise InvalidArgumentError(
+                        "observation_mode='different' is not supported for PettingZoo ParallelEnvs: every "
+                        "agent of every env shares one observation space"
+                    )
+        except BaseException:
+            if hasattr(env, "close"):
+                env.close()
+            raise
+        self.possible_agents = None if self._agents is None else self._agents.agents
+        self.agents_per_env = 1 if self._agents is None else self._agents.count
+        self._rows_per_worker = self.envs_per_worker * self.agents_per_env
+        self.total_envs = self.num_envs = self._env_count * self.agents_per_env
+        return env if self._agents is not None else adapt(env)
+
+    def _set_spaces(self, probe: Any, factories: list[Callable[[], Any]], observation_mode: Any) -> None:
+        """Spaces and metadata from env 0 (``probe``, closed here)."""
         try:
             self.metadata = {**getattr(probe, "metadata", {}), "autoreset_mode": self.autoreset_mode}
             self.render_mode = getattr(probe, "render_mode", None)
             self.spec = getattr(probe, "spec", None)
-            self.single_action_space = probe.action_space
+            agents = self._agents
+            self.single_action_space = probe.action_space if agents is None else agents.action_space
             self.action_space = batch_space(self.single_action_space, self.batch_size)
             self.observation_space, self.single_observation_space = startup.observation_spaces(
-                probe.observation_space, factories, observation_mode, self.total_envs
+                probe.observation_space if agents is None else agents.observation_space,
+                factories,
+                observation_mode,
+                self.total_envs,
             )
             if self.pool_mode:  # a batch is some of the envs, whichever finish first
                 self.observation_space = batch_space(self.single_observation_space, self.batch_size)
@@ -183,7 +219,12 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     def _allocate_buffers(self, ctx: Any) -> None:
         self._buffers = allocate(
-            ctx, self.single_observation_space, self.single_action_space, self.total_envs, self.shared_memory
+            ctx,
+            self.single_observation_space,
+            self.single_action_space,
+            self.total_envs,
+            self.shared_memory,
+            agent_rows=self._agents is not None,
         )
         self._views = self._buffers.views()
         if self._views.observations is not None:
@@ -213,6 +254,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
                 self.autoreset_mode,
                 os.getpid(),
                 self._permits,
+                self._agents,
             )
             for w in range(self.num_workers)
         ]
@@ -375,7 +417,16 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         are shut down, as gymnasium's are."""
         log_like_gymnasium(pool.last_raised)
         failed = [remote.env_index for remote in pool.last_raised]
-        outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, failed)
+        if self._agents is None:
+            outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, failed)
+        else:  # an env's agents share its step: one row outside the space is the caller's error
+            outside = all(
+                any(
+                    actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, [row])
+                    for row in range(e * self.agents_per_env, (e + 1) * self.agents_per_env)
+                )
+                for e in failed
+            )
         if pending == "step" and outside:
             self._has_reset, self._reset_needed = False, _BAD_ACTION
             return
@@ -394,7 +445,10 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         for w, worker_infos in enumerate(per_worker):
             for i, env_infos in enumerate(worker_infos or ()):
                 for info in env_infos or ():
-                    infos = self._add_info(infos, info, w * self.envs_per_worker + i)
+                    infos = self._add_info(infos, info, w * self._rows_per_worker + i)
+        if self._agents is not None:
+            assert self._views.agent_mask is not None
+            add_row_ids(infos, np.arange(self.total_envs), self._agents, self._views.agent_mask.copy())
         return infos
 
     # ------------------------------------------------------------------------------------ VectorEnv
@@ -417,20 +471,38 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         pool = self._live_pool("reset_async")
         if self.pool_mode:
             raise errors.EnvStateError("reset_async/reset_wait are not available in pool mode: call reset()")
-        seeds = parse_seeds(self._first_seed(seed), self.total_envs)
-        mask_option, rest = split_options(options)
-        mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
+        seeds = parse_seeds(self._first_seed(seed), self._env_count)
+        k, n = self.envs_per_worker, self.num_workers
+        if isinstance(options, EnvOptions):  # to_sb3()'s set_options with one dict per env
+            mask = per_env = None
+            worker_options: list[Any] = [EnvOptions(part) for part in blocks(list(options), k, n)]
+        else:
+            mask_option, rest = split_options(options)
+            mask = parse_gymnasium_reset_mask(mask_option, self.total_envs)
+            per_env = mask if mask is None or self._agents is None else env_mask(mask, self.agents_per_env)
+            worker_options = [rest if options is not None else None] * n
         if mask is not None and not self._has_reset and not mask.all():
             raise errors.EnvStateError(
                 "the first reset() must reset every sub-environment (no reset_mask, or an all-True one)"
             )
-        sub_options = rest if options is not None else None
-        k, n = self.envs_per_worker, self.num_workers
-        masks: list[Any] = blocks(list(mask), k, n) if mask is not None else [None] * n
-        payloads = [(s, sub_options, m) for s, m in zip(blocks(seeds, k, n), masks)]
+        masks: list[Any] = blocks(list(per_env), k, n) if per_env is not None else [None] * n
+        payloads = [(s, o, m) for s, o, m in zip(blocks(seeds, k, n), worker_options, masks)]
         self._send(pool, Message.RESET, payloads, "reset options", "reset")
         self._first_seed.forget()
         self._reset_mask = mask
+
+    def _sb3_env_options(self, options: list[dict[str, Any]]) -> EnvOptions:
+        """SB3's ``set_options`` list (one dict per row) as one reset option per env, for ``reset(options=)``:
+        an empty dict is no options, as ``SubprocVecEnv`` resets such an env; an env's agent rows must agree."""
+        count = self.agents_per_env
+        per_env = options[::count]
+        for e, first in enumerate(per_env):
+            if any(row != first for row in options[e * count : (e + 1) * count]):
+                raise InvalidArgumentError(
+                    f"set_options() gave the rows of sub-environment {e} (its agents) different options: an env "
+                    "is reset with one options dict"
+                )
+        return EnvOptions(dict(option) if option else None for option in per_env)
 
     def reset_wait(self, timeout: float | None = None) -> tuple[Any, dict[str, Any]]:
         """The replies of ``reset_async``; ``multiprocessing.TimeoutError`` after ``timeout`` s (wait again)."""
@@ -480,7 +552,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         if check is not None:
             action_batches.check_in_space(check, actions)
         parts = action_batches.split(
-            actions, self.single_action_space, self.action_space, self.envs_per_worker, self.num_workers
+            actions, self.single_action_space, self.action_space, self._rows_per_worker, self.num_workers
         )
         frames = self._frames(Message.STEP, parts, "actions")
         self._sent_actions = actions  # read only by the wait of the step sent now
@@ -493,7 +565,11 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             return self.recv(timeout)
         replies = self._wait("step", "step", timeout)
         if self._views.observations is not None and not any(replies):
-            observations, infos = self._read_observations(replies), {}
+            # No info from any env: only agent rows add theirs (agent_mask, env_id, agent_id).
+            observations, infos = (
+                self._read_observations(replies),
+                {} if self._agents is None else self._batch_infos([]),
+            )
         else:
             replies = [reply or (None, None) for reply in replies]
             observations = self._read_observations([reply[0] for reply in replies])
@@ -501,7 +577,10 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         views = self._views
         terminations, truncations = views.terminations.copy(), views.truncations.copy()
         if self._finished is not None:
-            self._finished |= terminations | truncations
+            done = terminations | truncations
+            if self._agents is not None:
+                done = envs_done(done, infos["agent_mask"], self.agents_per_env)
+            self._finished |= done
         return observations, views.rewards.copy(), terminations, truncations, infos
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:

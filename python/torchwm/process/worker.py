@@ -35,6 +35,11 @@ PARENT_CHECK_SECONDS = 0.5
 _U32 = 0xFFFFFFFF
 
 
+class EnvOptions(tuple):
+    """A reset's options, one dict (or None) per env: SB3's ``set_options`` with a list (``to_sb3()``), as
+    its ``SubprocVecEnv`` gives each env its own. Any other reset passes one dict to every env."""
+
+
 @dataclass(frozen=True)
 class WorkerConfig:
     """Everything a worker needs (pickled to it under the spawn/forkserver start methods)."""
@@ -48,6 +53,7 @@ class WorkerConfig:
     autoreset_mode: AutoresetMode
     parent_pid: int
     permits: Any = None  # max_concurrency's semaphore: held while stepping or resetting envs
+    agents: Any = None  # PettingZoo ParallelEnvs: env 0's AgentLayout (process/agents.py); None otherwise
 
 
 def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
@@ -55,7 +61,12 @@ def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
     if parent_end is not None:
         parent_end.close()
     try:
-        Worker(config, pipe.fileno()).run()
+        if config.agents is not None:
+            from torchwm.process.agent_worker import AgentWorker
+
+            AgentWorker(config, pipe.fileno()).run()
+        else:
+            Worker(config, pipe.fileno()).run()
     finally:
         pipe.close()
 
@@ -83,8 +94,7 @@ class Worker:
     def run(self) -> None:
         try:
             self._start()
-            spaces_of_envs = [(env.observation_space, env.action_space) for env in self.envs]
-            write_frame(self.fd, frame(Message.READY, spaces_of_envs), self._parent_alive)
+            write_frame(self.fd, frame(Message.READY, self._env_spaces()), self._parent_alive)
             self._serve()
         except (KeyboardInterrupt, EOFError, BrokenPipeError):
             pass
@@ -115,6 +125,10 @@ class Worker:
         self.next_step = config.autoreset_mode == AutoresetMode.NEXT_STEP
         self.observations: list[Any] = [None] * count
         self.box_rows = BoxRows.of(self.views.observations)
+
+    def _env_spaces(self) -> list[tuple[spaces.Space, spaces.Space]]:
+        """Each env's (observation, action) spaces, for the parent's check."""
+        return [(env.observation_space, env.action_space) for env in self.envs]
 
     def _serve(self) -> None:
         while True:
@@ -253,7 +267,8 @@ class Worker:
             if mask is not None and not mask[i]:
                 infos.append(None)
                 continue
-            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], options, self.observation_space)
+            env_options = options[i] if isinstance(options, EnvOptions) else options
+            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], env_options, self.observation_space)
             self.autoreset[i] = False
             views.terminations[i] = views.truncations[i] = False
             views.rewards[i] = 0.0  # pool mode returns a reset's rows from recv, as steps of reward 0

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv, VectorEnv
 
+from torchwm.errors import InvalidArgumentError
+from torchwm.process.agents import is_parallel_env
 from torchwm.process.sb3_calls import sb3_call
 
 
@@ -25,6 +27,11 @@ def build_block(factories: Sequence[Callable[[], Any]], autoreset_mode: Autorese
     """The worker's ``VectorEnv``: what the first factory returns when it is one (it must then hold
     ``len(factories)`` envs and use ``autoreset_mode``), else a ``SyncVectorEnv`` over all factories."""
     first = factories[0]()
+    if is_parallel_env(first):
+        raise InvalidArgumentError(
+            "the env factory returned a PettingZoo ParallelEnv: multi-agent envs are not supported by the Ray "
+            "backend yet; use TorchVectorizedEnv(..., backend='process'), which takes them (agents as rows)"
+        )
     if isinstance(first, VectorEnv):
         if first.num_envs != len(factories):
             first.close()
