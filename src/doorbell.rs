@@ -10,25 +10,36 @@
 //! Layout, in 32-bit words, a 64-byte line each so that no two writers share a cache line:
 //! line 0 is the parent's (`COMPLETIONS`, `PARENT_WAITING`); line `1 + w` is worker `w`'s
 //! (`COMMAND_SEQ`, `COMMAND_KIND`, `WORKER_WAITING`, `DONE_SEQ`, `DONE_KIND`). Worker `w` has
-//! finished its last command when `DONE_SEQ == COMMAND_SEQ`.
+//! finished its last command when `DONE_SEQ == COMMAND_SEQ`. The protocol over these words, and the
+//! memory ordering that makes what one side wrote before ringing visible to the other on every CPU,
+//! is in `doorbell/protocol.rs` (model-checked with loom: docs/memory_model.md).
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ffi::futex::{self, WaitEnd};
 use crate::poll_budget::{PollBudget, PREEMPTED};
 
-const LINE_WORDS: usize = 16;
-const COMPLETIONS: usize = 0;
-const PARENT_WAITING: usize = 1;
-const COMMAND_SEQ: usize = 0;
-const COMMAND_KIND: usize = 1;
-const WORKER_WAITING: usize = 2;
-const DONE_SEQ: usize = 3;
-const DONE_KIND: usize = 4;
+pub(crate) mod protocol;
+
+use protocol::{sleep_round, BellWords, Futex, Round};
+
 /// The longest single futex sleep: a wait comes back this often to run the caller's checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(50);
+
+/// The kernel's futex, shared between processes.
+struct SystemFutex;
+
+impl Futex for SystemFutex {
+    fn wait(&self, word: &AtomicU32, expected: u32, timeout: Duration) -> bool {
+        futex::wait(word, expected, timeout) == WaitEnd::Woken
+    }
+
+    fn wake_all(&self, word: &AtomicU32) {
+        futex::wake_all(word);
+    }
+}
 
 /// How long a waiter spins and then yields before it sleeps (at most, with a [`PollBudget`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -39,21 +50,20 @@ pub struct Patience {
 
 /// The doorbells of `workers` workers over shared words.
 pub struct Doorbells<'a> {
-    words: &'a [AtomicU32],
-    workers: usize,
+    bells: BellWords<'a, SystemFutex>,
     budget: Option<&'a PollBudget>,
 }
 
 impl<'a> Doorbells<'a> {
     /// Words needed for `workers` workers; None when it overflows.
     pub fn words_needed(workers: usize) -> Option<usize> {
-        workers.checked_add(1)?.checked_mul(LINE_WORDS)
+        BellWords::<SystemFutex>::words_needed(workers)
     }
 
     pub fn new(words: &'a [AtomicU32], workers: usize) -> Result<Self> {
-        match Self::words_needed(workers) {
-            Some(needed) if needed <= words.len() => Ok(Self { words, workers, budget: None }),
-            _ => Err(Error::InvalidArgument(format!(
+        match BellWords::new(words, workers, SystemFutex) {
+            Some(bells) => Ok(Self { bells, budget: None }),
+            None => Err(Error::InvalidArgument(format!(
                 "a doorbell buffer for {workers} workers needs {:?} words, got {}",
                 Self::words_needed(workers),
                 words.len()
@@ -73,42 +83,27 @@ impl<'a> Doorbells<'a> {
         WaitPatience { patience, budget: self.budget.map(|budget| (budget, cap)) }
     }
 
-    fn worker(&self, w: usize, field: usize) -> &AtomicU32 {
-        assert!(w < self.workers, "worker {w} out of range ({} workers)", self.workers);
-        &self.words[(w + 1) * LINE_WORDS + field]
-    }
-
     /// Parent: gives worker `w` a command of `kind`; the worker must have finished its last one.
+    /// What the parent wrote before (in memory the worker shares) is visible to the worker once it
+    /// sees the command.
     pub fn ring(&self, w: usize, kind: u32) {
-        self.worker(w, COMMAND_KIND).store(kind, SeqCst);
-        let seq = self.worker(w, COMMAND_SEQ);
-        seq.fetch_add(1, SeqCst);
-        if self.worker(w, WORKER_WAITING).load(SeqCst) != 0 {
-            futex::wake_all(seq);
-        }
+        self.bells.ring(w, kind);
     }
 
     /// Worker: the command it `served` (the `served`-th, modulo 2^32) is done, its result of
-    /// `kind` is out. Naming the command, not reading the latest: were the parent to ring a worker
-    /// still busy, that newer command would not pass for done.
+    /// `kind` is out; what the worker wrote before is visible to the parent once it sees it done.
     pub fn complete(&self, w: usize, kind: u32, served: u32) {
-        self.worker(w, DONE_KIND).store(kind, SeqCst);
-        self.worker(w, DONE_SEQ).store(served, SeqCst);
-        let completions = &self.words[COMPLETIONS];
-        completions.fetch_add(1, SeqCst);
-        if self.words[PARENT_WAITING].load(SeqCst) != 0 {
-            futex::wake_all(completions);
-        }
+        self.bells.complete(w, kind, served);
     }
 
     /// Whether worker `w` has finished its last command.
     pub fn is_done(&self, w: usize) -> bool {
-        self.worker(w, DONE_SEQ).load(SeqCst) == self.worker(w, COMMAND_SEQ).load(SeqCst)
+        self.bells.is_done(w)
     }
 
-    /// The kind of worker `w`'s last result.
+    /// The kind of worker `w`'s last result (once [`is_done`](Self::is_done)).
     pub fn done_kind(&self, w: usize) -> u32 {
-        self.worker(w, DONE_KIND).load(SeqCst)
+        self.bells.done_kind(w)
     }
 
     /// Worker: waits for the command after the `seen`-th; returns its kind, or None after `timeout`.
@@ -120,11 +115,10 @@ impl<'a> Doorbells<'a> {
         timeout: Duration,
         checks: impl FnMut() -> Result<()>,
     ) -> Result<Option<u32>> {
-        let seq = self.worker(w, COMMAND_SEQ);
-        let arrived = || seq.load(SeqCst) != seen;
-        let waiting = self.worker(w, WORKER_WAITING);
-        if wait_until(arrived, seq, waiting, self.patience(patience), timeout, checks)? {
-            Ok(Some(self.worker(w, COMMAND_KIND).load(SeqCst)))
+        let arrived = || self.bells.command_after(w, seen).is_some();
+        let (seq, waiting) = self.bells.command_bell(w);
+        if self.wait_until(arrived, seq, waiting, self.patience(patience), timeout, checks)? {
+            Ok(self.bells.command_after(w, seen))
         } else {
             Ok(None)
         }
@@ -140,10 +134,36 @@ impl<'a> Doorbells<'a> {
         checks: impl FnMut() -> Result<()>,
     ) -> Result<Vec<usize>> {
         let enough = || workers.iter().filter(|&&w| self.is_done(w)).count() >= need;
-        let completions = &self.words[COMPLETIONS];
-        let parent_waiting = &self.words[PARENT_WAITING];
-        wait_until(enough, completions, parent_waiting, self.patience(patience), timeout, checks)?;
+        let (completions, parent_waiting) = self.bells.done_bell();
+        self.wait_until(enough, completions, parent_waiting, self.patience(patience), timeout, checks)?;
         Ok(workers.iter().copied().filter(|&w| self.is_done(w)).collect())
+    }
+
+    /// Spins, yields, then sleeps on `word` (raising `waiting` while it does) until `ready()`; false
+    /// after `timeout`. `checks` runs after a signal and between sleeps (Ctrl-C; the caller's liveness
+    /// checks are its own, between calls). The budget learns how long the wait took and whether this
+    /// thread lost its core while it spun or yielded.
+    fn wait_until(
+        &self,
+        ready: impl Fn() -> bool,
+        word: &AtomicU32,
+        waiting: &AtomicU32,
+        patience: WaitPatience<'_>,
+        timeout: Duration,
+        checks: impl FnMut() -> Result<()>,
+    ) -> Result<bool> {
+        let start = Instant::now();
+        let mut clock = PollClock::new(start);
+        let ready_while_polling = poll(&ready, patience.patience, timeout, &mut clock);
+        let result = if ready_while_polling {
+            Ok(true)
+        } else {
+            sleep_until(self.bells.futex(), &ready, word, waiting, start, timeout, checks)
+        };
+        if let Some((budget, cap)) = patience.budget {
+            budget.record(start.elapsed(), cap, clock.preempted);
+        }
+        result
     }
 }
 
@@ -151,29 +171,6 @@ impl<'a> Doorbells<'a> {
 struct WaitPatience<'a> {
     patience: Patience,
     budget: Option<(&'a PollBudget, Patience)>,
-}
-
-/// Spins, yields, then sleeps on `word` (raising `waiting` while it does) until `ready()`; false
-/// after `timeout`. `checks` runs after a signal and between sleeps (Ctrl-C; the caller's liveness
-/// checks are its own, between calls). The budget learns how long the wait took and whether this
-/// thread lost its core while it spun or yielded.
-fn wait_until(
-    ready: impl Fn() -> bool,
-    word: &AtomicU32,
-    waiting: &AtomicU32,
-    patience: WaitPatience<'_>,
-    timeout: Duration,
-    checks: impl FnMut() -> Result<()>,
-) -> Result<bool> {
-    let start = Instant::now();
-    let mut clock = PollClock::new(start);
-    let ready_while_polling = poll(&ready, patience.patience, timeout, &mut clock);
-    let result =
-        if ready_while_polling { Ok(true) } else { sleep_until(&ready, word, waiting, start, timeout, checks) };
-    if let Some((budget, cap)) = patience.budget {
-        budget.record(start.elapsed(), cap, clock.preempted);
-    }
-    result
 }
 
 /// The time since a wait began, read once a check, noting gaps that show the waiter was preempted.
@@ -219,6 +216,7 @@ fn poll(ready: &impl Fn() -> bool, patience: Patience, timeout: Duration, clock:
 
 /// The sleep stage: on the futex of `word`, in slices, until `ready()` or `timeout` after `start`.
 fn sleep_until(
+    futex: &impl Futex,
     ready: &impl Fn() -> bool,
     word: &AtomicU32,
     waiting: &AtomicU32,
@@ -227,23 +225,12 @@ fn sleep_until(
     mut checks: impl FnMut() -> Result<()>,
 ) -> Result<bool> {
     loop {
-        waiting.store(1, SeqCst);
-        // Read after raising the flag: a change made after this read is either seen by futex::wait
-        // or made by a side that then sees the flag and wakes this one.
-        let seen = word.load(SeqCst);
-        if ready() {
-            waiting.store(0, SeqCst);
-            return Ok(true);
-        }
-        let left = timeout.saturating_sub(start.elapsed());
-        if left.is_zero() {
-            waiting.store(0, SeqCst);
-            return Ok(false);
-        }
-        let end = futex::wait(word, seen, left.min(SLEEP_SLICE));
-        waiting.store(0, SeqCst);
-        if end != WaitEnd::Woken {
-            checks()?;
+        let slice = || timeout.saturating_sub(start.elapsed()).min(SLEEP_SLICE);
+        match sleep_round(futex, ready, word, waiting, slice) {
+            Round::Ready => return Ok(true),
+            Round::OutOfTime => return Ok(false),
+            Round::Slept { woken: true } => {}
+            Round::Slept { woken: false } => checks()?,
         }
     }
 }

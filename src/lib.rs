@@ -24,6 +24,7 @@ mod ffi;
 pub mod poll_budget;
 pub mod preprocess;
 pub mod record;
+mod sync;
 pub mod vector;
 
 // ALE reads gzip-compressed state and ROM files through zlib; this links libz-sys's static zlib.

@@ -28,6 +28,8 @@ pub const MIN_COOLDOWN: u32 = 64;
 pub const MAX_COOLDOWN: u32 = 4096;
 
 /// A waiter's polling budget; starts with no spin (until quick waits are seen) and polling allowed.
+/// Its atomics are Relaxed: they publish nothing and only steer how long a wait polls (any value read
+/// is a valid budget); threads that wait through one at once may lose an update: a worse guess, no more.
 #[derive(Debug)]
 pub struct PollBudget {
     spin_nanos: AtomicU64,

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 
 static REGISTER: Once = Once::new();
+/// Written in the child's only thread before any other code runs there, so any ordering would do;
+/// SeqCst is kept as the simplest argument (read once per call).
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 extern "C" fn on_fork_child() {

@@ -22,7 +22,9 @@ use crate::vector::{created_before_fork, AtariVectorEnv, BatchResult, EpisodeCol
 #[pyclass(module = "torchwm._core", name = "AtariVectorCore", frozen)]
 pub struct AtariVectorCore {
     inner: Mutex<AtariVectorEnv>,
-    /// Set by `close()` before it waits for the lock, so that a blocked wait gives up.
+    /// Set by `close()` before it waits for the lock, so that a blocked wait gives up. It publishes
+    /// nothing (the env is behind `inner`'s Mutex); SeqCst is more than it needs, kept as the simplest
+    /// argument where it is read once per call or wait check.
     closing: Arc<AtomicBool>,
     obs_shape: Vec<usize>,
     num_envs: usize,

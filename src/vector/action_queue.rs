@@ -5,13 +5,13 @@
 //! worker (so sync mode needs one thread fewer, and no wake-up of the caller between its jobs). When
 //! no job is left it waits for the workers' last completions, and they wake it once per batch, not
 //! once per env: each extra wake-up on a small machine preempts a worker mid-emulation.
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use crossbeam_utils::sync::{Parker, Unparker};
 
+use super::batch_waiter::BatchWaiter;
 use super::reset_ahead::EndedRow;
 use crate::error::{Error, Result};
 
@@ -40,9 +40,9 @@ pub(crate) struct Completion {
     pub result: Result<Option<Box<EndedRow>>>,
 }
 
-/// How many completions the caller waits for (`usize::MAX` when it is not waiting), and how to wake it.
+/// When to wake the caller (see [`BatchWaiter`] for the memory ordering), and how.
 struct Waiter {
-    needed: AtomicUsize,
+    batch: BatchWaiter,
     unparker: Unparker,
 }
 
@@ -74,7 +74,7 @@ impl WorkerChannels {
         if self.completions.send(completion).is_err() {
             return false;
         }
-        if self.completions.len() >= self.waiter.needed.load(Ordering::SeqCst) {
+        if self.waiter.batch.should_wake(|| self.completions.len()) {
             self.waiter.unparker.unpark();
         }
         true
@@ -132,9 +132,8 @@ impl ActionQueue {
         let parker = self.parker.lock().map_err(|_| Error::WorkerPanic("completion queue poisoned".into()))?;
         let mut outcome = Ok(());
         while self.completions.len() < count {
-            self.own.waiter.needed.store(count, Ordering::SeqCst);
-            // Re-check after publishing `needed`: a completion that landed in between would not wake us.
-            if self.completions.len() >= count {
+            // Re-checks the queue after announcing the count: a completion queued before would not wake it.
+            if self.own.waiter.batch.announce(count, || self.completions.len()) {
                 break;
             }
             // The timeout bounds a lost wake-up and how long an interrupt waits to be seen.
@@ -146,7 +145,7 @@ impl ActionQueue {
                 }
             }
         }
-        self.own.waiter.needed.store(usize::MAX, Ordering::SeqCst);
+        self.own.waiter.batch.withdraw();
         outcome
     }
 }
@@ -166,7 +165,7 @@ pub(crate) fn action_queue(num_envs: usize) -> (ActionQueue, WorkerChannels) {
     let (job_tx, job_rx) = crossbeam_channel::bounded(num_envs);
     let (done_tx, done_rx) = crossbeam_channel::bounded(num_envs);
     let parker = Parker::new();
-    let waiter = Arc::new(Waiter { needed: AtomicUsize::new(usize::MAX), unparker: parker.unparker().clone() });
+    let waiter = Arc::new(Waiter { batch: BatchWaiter::default(), unparker: parker.unparker().clone() });
     let workers = WorkerChannels { jobs: job_rx, completions: done_tx, waiter };
     (ActionQueue { jobs: job_tx, own: workers.clone(), completions: done_rx, parker: Mutex::new(parker) }, workers)
 }

@@ -128,6 +128,8 @@ impl EnvSlot {
     }
 }
 
+/// A Mutex per env, no atomics: the lock that a job (or a reset ahead) takes on another thread than
+/// the last one acquires what that one wrote before it unlocked (release/acquire), on every platform.
 pub(crate) type SharedEnvs = Arc<Vec<Mutex<EnvSlot>>>;
 
 /// Runs one job, turning a panic into an error (a panic must not unwind out of a worker or into Python).

@@ -10,6 +10,7 @@
 //! checks them all, before anything is allocated.
 mod action_queue;
 mod batch_result;
+mod batch_waiter;
 mod config;
 mod env_slot;
 mod env_vectorizer;

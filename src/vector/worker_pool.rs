@@ -33,6 +33,8 @@ struct JobRunner {
     /// The reset threads, for the resets ahead that jobs queue; not kept alive by this (the pool owns it).
     background: Weak<ThreadPool>,
     /// Set at shut-down: resets ahead still queued are skipped rather than run before the threads end.
+    /// Relaxed (both ways): it publishes nothing (a slot's data is behind its Mutex), and a reset that
+    /// misses it only runs, as it would have without the flag; the joins order the rest.
     closing: AtomicBool,
 }
 

@@ -1,7 +1,8 @@
 """The shared-memory buffers parent and workers both see: observations, rewards and flags, actions.
 
 Allocated once by the parent (before any worker starts) and passed to every worker, which writes and
-reads only its own rows.
+reads only its own rows. Plain (non-atomic) memory: a write is visible to the other process because a
+doorbell call follows it, whose Release the other side's wait acquires (see process/doorbells.py).
 """
 
 from __future__ import annotations

@@ -7,6 +7,13 @@ How long each side may spin and poll before it sleeps is decided here, from the 
 may use: both only pay when every process that waits has a core of its own. Within that cap each
 waiter adapts (``src/poll_budget.rs``): it spins about as long as its recent waits took, and stops
 polling altogether for a while once it loses its core while polling (a busy machine).
+
+Memory ordering (docs/memory_model.md): what one side writes into the shared buffers before its
+doorbell call (the parent's actions before ``ring``, a worker's results before ``complete``) is
+visible to the other side once its wait sees that doorbell, on every CPU (ARM included): the Rust
+call stores the sequence word with ``Release``, after those writes in program order, and the waiter
+loads it with ``Acquire`` before it returns, before the reads that follow it in program order.
+Python adds no ordering of its own; it needs none beyond calling the doorbell after the writes.
 """
 
 from __future__ import annotations

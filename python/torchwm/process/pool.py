@@ -154,6 +154,8 @@ class WorkerPool:
             for w in workers:
                 self.busy[w] = True
             rung = True  # before the call: a Ctrl-C out of it came as it returned, the step rung
+            # The actions written into shared memory before this call are published by its Release
+            # (each worker reads them after its wait's Acquire: process/doorbells.py).
             self.bells.ring(workers, Message.STEP_SHARED)
         except BaseException as error:
             self._out_of_step(error, out=rung)
@@ -271,7 +273,8 @@ class WorkerPool:
     def _receive(self, done: list[int], deadline: float | None) -> None:
         """Collects the replies of ``done`` workers (they have rung the parent's doorbell): nothing
         more for a step all in shared memory, else the frame on the worker's pipe."""
-        # Anything but STEP_DONE is a frame: READY comes before the first doorbell is rung.
+        # Anything but STEP_DONE is a frame: READY comes before the first doorbell is rung. What ``done``
+        # workers wrote into shared memory is visible from here on: wait_done's Acquire saw them done.
         in_memory = self.bells.done_with_kind(done, Message.STEP_DONE)
         framed = [w for w in done if w not in in_memory] if len(in_memory) < len(done) else []
         for w in in_memory:

@@ -139,6 +139,7 @@ class Worker:
             if kind == Message.STEP_SHARED:
                 assert self.views.actions is not None
                 handler: Callable[[Any], bytes] = self._step
+                # Visible: the parent wrote them before its ring, which wait_command acquired.
                 payload = self.views.actions.copy()  # the env may keep its action: a private copy
             else:
                 kind, payload = decode(read_frame(self.fd, self._parent_alive))
@@ -151,6 +152,8 @@ class Worker:
         """Rings the parent's doorbell, then writes the reply's frame unless the step's results are all
         in shared memory. The bell first: a frame larger than the pipe's buffer is read while written."""
         if reply is STEP_DONE_FRAME:
+            # The results written into shared memory before this call are published by its Release; the
+            # parent reads them after its wait's Acquire (process/doorbells.py).
             self.bells.complete(self.config.index, Message.STEP_DONE, self.served)
             return
         self.bells.complete(self.config.index, Message.FRAME, self.served)
