@@ -117,6 +117,12 @@ step "cargo test (no Python; compiled beside the wheel)"
 wait "$test_build" || { cat "$root/.cargo-test-build.log"; exit 1; }
 cargo test --profile ci --quiet
 
+# loom's model checks (docs/memory_model.md) compile the crate again under --cfg loom, in their own
+# target directory: beside the smoke runs, which only check that each command runs.
+step "loom model checks of the doorbells and the batch wake-up (in the background)"
+bash scripts/loom.sh >"$root/.loom.log" 2>&1 &
+loom_checks=$!
+
 step "torchwm bench smoke run"
 "$venv/bin/torchwm" bench --quick --backends torchwm ale_py --policy-ms 1 --out "$root/bench-results/ci"
 step "torchwm bench --suite process smoke run (PufferLib is skipped: it lives in scripts/bench_env.sh's venv)"
@@ -132,6 +138,10 @@ for version in 3.10 3.13; do
     "$uv" pip install --quiet --python "$smoke/bin/python" "$wheel"
     (cd / && "$smoke/bin/python" "$root/scripts/wheel_smoke.py")
 done
+
+step "loom model checks: their output"
+wait "$loom_checks" || { cat "$root/.loom.log"; exit 1; }
+grep -E "^test |test result" "$root/.loom.log"
 
 # Every test runs under pytest-timeout (pyproject.toml). No `|| true`: pytest's exit code 5 ("no
 # tests collected") fails the run like any other failure.
