@@ -17,13 +17,21 @@ struct Lanes { uint8_t at[16]; };
 uint64_t state = 0x9e3779b97f4a7c15ull;
 int failures = 0;
 
-uint8_t randomByte() { state ^= state << 13; state ^= state >> 7; state ^= state << 17; return uint8_t(state >> 29); }
+uint8_t randomByte()
+{
+  state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+  return uint8_t(state >> 29);
+}
 Lanes lanesOf(Bytes v) { Lanes l; store(l.at, v); return l; }
 // Random lanes of one of three kinds: any bytes, lane masks, mostly zero.
 Lanes randomLanes(int kind)
 {
   Lanes l;
-  for(uint8_t& b : l.at) { const uint8_t r = randomByte(); b = kind == 0 ? r : kind == 1 ? ((r & 1) ? 0xff : 0) : ((r & 3) ? 0 : r); }
+  for(uint8_t& b : l.at)
+  {
+    const uint8_t r = randomByte();
+    b = kind == 0 ? r : kind == 1 ? ((r & 1) ? 0xff : 0) : ((r & 3) ? 0 : r);
+  }
   return l;
 }
 // Lane masks of whole words.
@@ -50,7 +58,13 @@ void expectValue(const char* what, unsigned got, unsigned want)
 {
   if(got != want && ++failures <= 10) std::printf("%s: got %u, want %u\n", what, got, want);
 }
-template<class Lane> Lanes each(Lane lane) { Lanes l; for(int i = 0; i < 16; ++i) l.at[i] = uint8_t(lane(i)); return l; }
+// The lanes `lane(0)`, ..., `lane(15)`.
+template<class Lane> Lanes each(Lane lane)
+{
+  Lanes l;
+  for(int i = 0; i < 16; ++i) l.at[i] = uint8_t(lane(i));
+  return l;
+}
 // The bitwise functions and the byte compares, on lanes `a`, `b` and the lane mask `m`.
 void checkBitwise(const Lanes& a, const Lanes& b, const Lanes& m)
 {
@@ -77,18 +91,20 @@ void checkBitwise(const Lanes& a, const Lanes& b, const Lanes& m)
   expectValue("anyNonzeroByte", anyNonzeroByte(va), anyNonzero);
 }
 
-// The broadcasts, the words, the packs of word masks, the lanes below a count, and unaligned loads.
+// The broadcasts, the words of every fourth, the packs of word masks, the lanes below a count, and unaligned loads.
 void checkBuilt(const Lanes& a)
 {
   const uint8_t value = randomByte();
   const uint32_t word = uint32_t(randomByte()) << 24 | uint32_t(randomByte()) << 12 | randomByte();
-  const uint32_t four[4] = {word, ~word, word >> 3, value};
   expectLanes("splatByte", splatByte(value), each([&](int) { return value; }));
   Lanes w;
   for(int i = 0; i < 4; ++i) std::memcpy(w.at + 4 * i, &word, 4);
   expectLanes("splatWord", splatWord(word), w);
-  std::memcpy(w.at, four, 16);
-  expectLanes("words", words(four[0], four[1], four[2], four[3]), w);
+  uint32_t sixteen[16];
+  for(uint32_t i = 0; i < 16; ++i) sixteen[i] = word * (i + 1);
+  const uint32_t firsts[4] = {sixteen[0], sixteen[4], sixteen[8], sixteen[12]};
+  std::memcpy(w.at, firsts, 16);
+  expectLanes("everyFourthWord", everyFourthWord(sixteen), w);
   const Lanes m0 = randomWordMask(), m1 = randomWordMask(), m2 = randomWordMask(), m3 = randomWordMask();
   const Lanes* masks[4] = {&m0, &m1, &m2, &m3};
   expectLanes("packWordMasks", packWordMasks(load(m0.at), load(m1.at), load(m2.at), load(m3.at)),

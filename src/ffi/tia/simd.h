@@ -30,9 +30,10 @@ using Bytes = __m128i;
 // stack and stalls on store forwarding.
 [[gnu::always_inline]] inline Bytes splatByte(uint32_t value) { return _mm_set1_epi32(int(value * 0x01010101u)); }
 [[gnu::always_inline]] inline Bytes splatWord(uint32_t value) { return _mm_set1_epi32(int(value)); }
-[[gnu::always_inline]] inline Bytes words(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+// from[0], from[4], from[8] and from[12]: the first word of each 4 (reads no word past from[15]).
+[[gnu::always_inline]] inline Bytes everyFourthWord(const uint32_t* from)
 {
-  return _mm_setr_epi32(int(a), int(b), int(c), int(d));
+  return _mm_setr_epi32(int(from[0]), int(from[4]), int(from[8]), int(from[12]));
 }
 [[gnu::always_inline]] inline Bytes load(const void* from) { return _mm_loadu_si128((const __m128i*)from); }
 [[gnu::always_inline]] inline void store(void* to, Bytes v) { _mm_storeu_si128((__m128i*)to, v); }
@@ -72,10 +73,11 @@ using Bytes = uint8x16_t;
 [[gnu::always_inline]] inline Bytes allOnes() { return vdupq_n_u8(0xff); }
 [[gnu::always_inline]] inline Bytes splatByte(uint32_t value) { return vdupq_n_u8(uint8_t(value)); }
 [[gnu::always_inline]] inline Bytes splatWord(uint32_t value) { return vreinterpretq_u8_u32(vdupq_n_u32(value)); }
-[[gnu::always_inline]] inline Bytes words(uint32_t a, uint32_t b, uint32_t c, uint32_t d)
+// from[0], from[4], from[8] and from[12]: the first word of each 4 (one de-interleaving load of
+// from[0..15]).
+[[gnu::always_inline]] inline Bytes everyFourthWord(const uint32_t* from)
 {
-  const uint32x4_t four = {a, b, c, d};
-  return vreinterpretq_u8_u32(four);
+  return vreinterpretq_u8_u32(vld4q_u32(from).val[0]);
 }
 [[gnu::always_inline]] inline Bytes load(const void* from) { return vld1q_u8((const uint8_t*)from); }
 [[gnu::always_inline]] inline void store(void* to, Bytes v) { vst1q_u8((uint8_t*)to, v); }
