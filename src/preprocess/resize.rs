@@ -42,7 +42,7 @@ fn horizontal_pass<const T: usize, const C: usize>(row: &[f32], axis: &AreaAxis,
         for c in 0..C {
             let mut acc = 0.0f32;
             for k in 0..T {
-                acc += taps[k * C + c] * weights[k];
+                acc = multiply_add(taps[k * C + c], weights[k], acc);
             }
             pixel[c] = acc;
         }
@@ -69,7 +69,7 @@ fn horizontal_pass_lanes<const T: usize, const C: usize>(
             let mut acc = [0.0f32; LANES];
             for k in 0..T {
                 for lane in 0..LANES {
-                    acc[lane] += taps[k * C + c][lane] * weights[k];
+                    acc[lane] = multiply_add(taps[k * C + c][lane], weights[k], acc[lane]);
                 }
             }
             *channel = acc;
@@ -84,7 +84,7 @@ fn horizontal_pass_any(row: &[f32], axis: &AreaAxis, channels: usize, out: &mut 
         for (c, value) in pixel.iter_mut().enumerate() {
             let mut acc = 0.0f32;
             for (tap, &w) in taps.chunks_exact(channels).zip(weights) {
-                acc += tap[c] * w;
+                acc = multiply_add(tap[c], w, acc);
             }
             *value = acc;
         }
@@ -199,6 +199,19 @@ fn linear_table(src_size: usize, dst_size: usize, scale: f64) -> (Vec<usize>, Ve
     (offsets, weights)
 }
 
+/// `acc + a * b` rounded as OpenCV's INTER_AREA rounds it on this machine (ale_py's vector env resizes
+/// with it): on aarch64 once, a fused multiply-add (its build there contracts `x += a * b` into one, and
+/// its NEON code's `v_muladd` is one); on x86-64, whose baseline has no fused multiply-add, twice. Rust
+/// never contracts on its own, so each target's rounding is chosen here.
+#[inline(always)]
+fn multiply_add(a: f32, b: f32, acc: f32) -> f32 {
+    if cfg!(target_arch = "aarch64") {
+        a.mul_add(b, acc)
+    } else {
+        acc + a * b
+    }
+}
+
 /// OpenCV's `saturate_cast<uchar>(float)`: round half to even, then clamp. Clamping first is the
 /// same for this range; rounding by adding and subtracting 1.5 * 2^23 is round-half-even in the
 /// default FP mode and, unlike `round_ties_even`, needs no SSE4.1 instruction or libm call.
@@ -213,7 +226,7 @@ fn vertical_row<'r>(weights: &[f32], row: impl Fn(usize) -> &'r [f32], sum: &mut
     sum.fill(0.0);
     for (k, &beta) in weights.iter().enumerate() {
         for (a, &r) in sum.iter_mut().zip(row(k)) {
-            *a += beta * r;
+            *a = multiply_add(beta, r, *a);
         }
     }
     for (o, &a) in out.iter_mut().zip(sum.iter()) {
