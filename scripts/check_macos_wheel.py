@@ -4,7 +4,7 @@ Read with LLVM's tools (Debian's `llvm` package: `llvm-objdump`, `llvm-nm`), eac
 - be a thin Mach-O for the tag's architecture (arm64 for `macosx_11_0_arm64`);
 - carry the tag's minimum macOS (LC_BUILD_VERSION's minos, or an older LC_VERSION_MIN_MACOSX): a newer
   one would refuse to load on the systems the tag promises, an older one would mean the tag is wrong;
-- link only the system libraries every macOS has (libSystem, libc++), and no Python library: an
+- link only the system libraries every macOS has (libSystem, libc++, libiconv), and no Python library: an
   abi3 extension takes CPython's API from whichever interpreter loads it, with `-undefined
   dynamic_lookup`, so no `_Py*` symbol may be bound to a library;
 - export `PyInit_<module>` (`_PyInit__core` for `_core.abi3.so`), which the interpreter looks up.
@@ -21,7 +21,15 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-SYSTEM_LIBRARIES = {"/usr/lib/libSystem.B.dylib", "/usr/lib/libc++.1.dylib"}
+# Libraries every macOS has, in the dyld shared cache. libc++ is there for a C++ runtime linked as a
+# library (zig links its own statically); Rust's standard library links libiconv, whose stubs
+# (zig's) bring libcharset.
+SYSTEM_LIBRARIES = {
+    "/usr/lib/libSystem.B.dylib",
+    "/usr/lib/libc++.1.dylib",
+    "/usr/lib/libiconv.2.dylib",
+    "/usr/lib/libcharset.1.dylib",
+}
 # Load commands that make dyld load a library.
 LOAD_COMMANDS = {
     "LC_LOAD_DYLIB",
