@@ -1,7 +1,7 @@
 //! Sleeping while a 32-bit word that other processes may share (a `MAP_SHARED` mapping) holds a
 //! value, and waking those sleepers: the sleep of the process vectorizer's doorbells
 //! ([`crate::doorbell`]). Linux's futex system call, or a portable poll with short sleeps
-//! ([`crate::ffi::platform`] picks).
+//! (on Linux `platform` picks; elsewhere the portable one is the only one).
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
