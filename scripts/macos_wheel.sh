@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Cross-builds torchwm's macOS arm64 wheel on this Linux machine and checks it: abi3 (CPython >= 3.10),
 # for macOS 11.0 and later (`macosx_11_0_arm64`). zig (maturin's --zig) compiles the C++ with its clang
-# and libc++ (macOS's own C++ runtime, so no static-runtime trick as on Linux: TORCHWM_WHEEL_CXX stays
-# unset) and links the Mach-O against its macOS stubs; scripts/check_macos_wheel.py then reads the
-# extension: arm64, minimum macOS 11.0, only libSystem and libc++ linked, CPython looked up at load,
-# PyInit__core exported. Nothing here runs macOS code (docs/platforms.md).
+# and links the Mach-O against its macOS stubs, with the libc++ it builds linked in (TORCHWM_WHEEL_CXX,
+# the Linux wheel's GCC, stays unset); scripts/check_macos_wheel.py then reads the extension: arm64,
+# minimum macOS 11.0, only system libraries linked, CPython looked up at load, PyInit__core exported.
+# Nothing here runs macOS code (docs/platforms.md).
 #
 # Usage: bash scripts/macos_wheel.sh [out dir, default dist/]
 #   TORCHWM_TEST_VENV: a virtualenv with maturin and ziglang (default .venv-test, as scripts/test.sh
