@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs, when missing, what building and checking the wheels of other platforms needs on this
 # x86-64 Debian machine: for `aarch64`, GCC's cross compiler (with its static libstdc++), qemu-user and
-# mmdebstrap from Debian's packages, and Rust's aarch64-unknown-linux-gnu standard library (rustup).
-# Usage: bash scripts/cross_tools.sh aarch64
+# mmdebstrap from Debian's packages, and Rust's aarch64-unknown-linux-gnu standard library (rustup); for
+# `macos`, LLVM's Mach-O readers (llvm-objdump, llvm-nm: Debian's llvm) and Rust's aarch64-apple-darwin
+# standard library (zig, from the ziglang package, compiles and links).
+# Usage: bash scripts/cross_tools.sh aarch64|macos
 set -euo pipefail
 case "${1:-}" in
 aarch64)
@@ -10,8 +12,13 @@ aarch64)
     packages=(g++-aarch64-linux-gnu qemu-user mmdebstrap)
     rust_target=aarch64-unknown-linux-gnu
     ;;
+macos)
+    commands=(llvm-objdump)
+    packages=(llvm)
+    rust_target=aarch64-apple-darwin
+    ;;
 *)
-    echo "usage: $0 aarch64" >&2
+    echo "usage: $0 aarch64|macos" >&2
     exit 2
     ;;
 esac

@@ -314,6 +314,9 @@ int twm_ale_set_sticky_actions(TwmAle* ale, const TwmStickyActions* sticky) noex
   TWM_PROTECT(loaded(ale).environment->setStickyActions(from_c(*sticky)))
 }
 
+// C++ linkage inside the `extern "C"` block: it returns a C++ reference, which clang warns about
+// (-Wreturn-type-c-linkage) under C linkage, as zig's clang compiles the macOS wheel.
+extern "C++" {
 namespace {
 ale::stella::MediaSource& media_source(const ale::ALEInterface& interface, size_t len) {
   ale::stella::MediaSource& media = interface.theOSystem->console().mediaSource();
@@ -325,6 +328,7 @@ ale::stella::MediaSource& media_source(const ale::ALEInterface& interface, size_
   return media;
 }
 }  // namespace
+}  // extern "C++"
 
 int twm_ale_frame_buffers(const TwmAle* ale, uint8_t* current, uint8_t* previous, size_t len) noexcept {
   TWM_PROTECT({

@@ -4,13 +4,21 @@
 //! Each handle owns one C++ object through a `NonNull` pointer, frees it in `Drop`, and exposes safe
 //! methods; a -1 return from the shim becomes `Error::Ale` carrying the C++ exception's message.
 //! Every `unsafe` block says why it is sound in a `// SAFETY:` comment.
+//!
+//! It is also the crate's only code that differs between operating systems: one module per
+//! facility, with Linux's implementation and a portable one (macOS's); `platform` lets Linux pick the portable ones
+//! (docs/platforms.md).
 use std::ffi::{c_int, CStr, CString};
 
 use crate::error::{Error, Result};
 
 mod bindings;
+mod cpu_time;
 mod fork;
 pub(crate) mod futex;
+mod physical_memory;
+#[cfg(target_os = "linux")]
+mod platform;
 mod raw_ale;
 #[cfg(feature = "python")]
 mod shared_mapping;
@@ -18,11 +26,13 @@ mod thread_priority;
 
 pub(crate) use bindings::TwmStickyActions as StickyActions;
 use bindings::{twm_last_error, twm_rom_is_supported, twm_set_logger_mode};
+pub(crate) use cpu_time::process_cpu_time;
 pub(crate) use fork::fork_generation;
+pub(crate) use physical_memory::physical_memory;
 pub(crate) use raw_ale::{RawAle, RawState};
 #[cfg(feature = "python")]
 pub(crate) use shared_mapping::SharedMapping;
-pub(crate) use thread_priority::{lower_current_thread_priority, process_cpu_time};
+pub(crate) use thread_priority::lower_current_thread_priority;
 
 /// Turns a shim return code into a `Result`, reading this thread's error message on failure.
 fn check(rc: c_int) -> Result<()> {

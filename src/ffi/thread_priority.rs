@@ -1,14 +1,26 @@
-//! Lowering the calling thread's scheduling priority (for the threads that run resets ahead), and the
-//! process's CPU time (to see how much of the machine the caller uses between batches).
-use std::time::Duration;
+//! Lowering the calling thread's scheduling priority, for the threads that run resets ahead: they
+//! should only use cores the process's other threads (and the caller's own work) leave idle. A
+//! thread may always lower its own priority; a failure leaves it unchanged, which is only slower,
+//! so it is ignored.
+
+/// Gives the calling thread the lowest priority of ordinary threads: nice 19 on Linux; on macOS the
+/// utility quality-of-service class; elsewhere (and on Linux with `TORCHWM_PORTABLE=1`) nothing,
+/// since POSIX has no per-thread nice value (`setpriority` there would lower the whole process).
+pub(crate) fn lower_current_thread_priority() {
+    #[cfg(target_os = "linux")]
+    if !super::platform::portable() {
+        nice_current_thread();
+        return;
+    }
+    lower_portably();
+}
 
 /// The nice value of threads that must only use CPU no one else wants.
+#[cfg(target_os = "linux")]
 const LOWEST_NICE: libc::c_int = 19;
 
-/// Gives the calling thread the lowest priority of ordinary threads (nice 19), so that it runs on
-/// cores the process's other threads (and the caller's own work) leave idle. A thread may always lower
-/// its own priority; a failure leaves it unchanged, which is only slower, so it is ignored.
-pub(crate) fn lower_current_thread_priority() {
+#[cfg(target_os = "linux")]
+fn nice_current_thread() {
     // The raw system call, not glibc's gettid(): that wrapper came with glibc 2.30, and the wheel
     // promises 2.28 (an unversioned reference the wheel audit does not see; scripts/check_wheel_symbols.py).
     // SAFETY: the gettid system call takes no arguments and cannot fail; setpriority with PRIO_PROCESS
@@ -19,14 +31,49 @@ pub(crate) fn lower_current_thread_priority() {
     }
 }
 
-/// CPU time used so far by all the process's threads (`CLOCK_PROCESS_CPUTIME_ID`); zero if the clock
-/// cannot be read, which callers treat as "no CPU used".
-pub(crate) fn process_cpu_time() -> Duration {
-    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `now` is a live, writable timespec for the duration of the call; the clock id is a constant.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
-    if rc != 0 {
-        return Duration::ZERO;
+/// macOS: utility, not background: background threads run on the efficiency cores only, while
+/// resets ahead should take any idle core, as nice 19 does on Linux.
+#[cfg(target_os = "macos")]
+fn lower_portably() {
+    // SAFETY: sets the calling thread's own QoS class from a constant; no memory is passed.
+    unsafe {
+        libc::pthread_set_qos_class_self_np(libc::qos_class_t::QOS_CLASS_UTILITY, 0);
     }
-    Duration::new(now.tv_sec.max(0) as u64, now.tv_nsec.clamp(0, 999_999_999) as u32)
+}
+
+#[cfg(not(target_os = "macos"))]
+fn lower_portably() {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The calling thread's nice value.
+    fn own_nice() -> libc::c_int {
+        // SAFETY: plain values; gettid cannot fail and getpriority reads only the thread's nice value.
+        unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::syscall(libc::SYS_gettid) as libc::id_t) }
+    }
+
+    #[test]
+    fn linux_gives_the_thread_nice_19_and_no_other_thread() {
+        let before = own_nice();
+        let lowered = std::thread::spawn(|| {
+            nice_current_thread();
+            own_nice()
+        });
+        assert_eq!(lowered.join().unwrap(), LOWEST_NICE);
+        assert_eq!(own_nice(), before);
+    }
+
+    #[test]
+    fn the_portable_way_leaves_a_linux_thread_as_it_was() {
+        let (before, after) = std::thread::spawn(|| {
+            let before = own_nice();
+            lower_portably();
+            (before, own_nice())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(before, after);
+    }
 }

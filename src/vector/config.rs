@@ -199,12 +199,5 @@ impl VectorConfig {
 /// This machine's physical memory where it can be read, else what an address space can hold.
 fn memory_limit() -> u128 {
     let address_space = isize::MAX as u128;
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|info| {
-            let line = info.lines().find(|line| line.starts_with("MemTotal:"))?;
-            let kib: u128 = line.split_whitespace().nth(1)?.parse().ok()?;
-            Some(kib * 1024)
-        })
-        .map_or(address_space, |bytes| bytes.min(address_space))
+    crate::ffi::physical_memory().map_or(address_space, |bytes| u128::from(bytes).min(address_space))
 }

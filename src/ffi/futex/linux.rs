@@ -1,22 +1,11 @@
-//! Futex waits and wakes on a 32-bit word that other processes may share (a `MAP_SHARED` mapping):
-//! the sleep of the process vectorizer's doorbells ([`crate::doorbell`]).
+//! Linux: the futex system call, shared (not `FUTEX_PRIVATE`): the waker may be another process
+//! mapping the same memory.
 use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
-/// How a [`wait`] ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum WaitEnd {
-    /// The word did not hold `expected` (any more), or a wake came: read it again.
-    Woken,
-    /// The timeout passed.
-    TimedOut,
-    /// A signal arrived (Ctrl-C): the caller runs the signal handlers.
-    Interrupted,
-}
+use super::WaitEnd;
 
-/// Sleeps while `word` holds `expected`, for at most `timeout`. Shared (not `FUTEX_PRIVATE`): the
-/// waker may be another process mapping the same memory.
-pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
+pub(super) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEnd {
     let timeout = libc::timespec {
         tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
@@ -44,10 +33,25 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> WaitEn
     }
 }
 
-/// Wakes every process sleeping in [`wait`] on `word`.
-pub(crate) fn wake_all(word: &AtomicU32) {
+pub(super) fn wake_all(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE only uses the address of the live word as a key; it reads and writes no memory.
     unsafe {
         libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX, 0usize, 0usize, 0u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{ends_when_another_thread_changes_the_word, times_out_while_the_word_holds};
+    use super::*;
+
+    #[test]
+    fn a_wake_ends_the_wait_once_the_word_changed() {
+        ends_when_another_thread_changes_the_word(wait, wake_all);
+    }
+
+    #[test]
+    fn the_wait_times_out_while_the_word_holds() {
+        times_out_while_the_word_holds(wait);
     }
 }

@@ -1,0 +1,45 @@
+//! This machine's physical memory, the ceiling of what a vector env may allocate: Linux's
+//! `/proc/meminfo`, or (every system, and Linux with `TORCHWM_PORTABLE=1`) `sysconf`'s page count,
+//! which Linux, macOS and the BSDs all have though POSIX does not require it.
+
+/// The machine's physical memory in bytes; None where it cannot be read.
+pub(crate) fn physical_memory() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    if !super::platform::portable() {
+        return meminfo_total();
+    }
+    sysconf_total()
+}
+
+#[cfg(target_os = "linux")]
+fn meminfo_total() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|line| line.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+fn sysconf_total() -> Option<u64> {
+    // SAFETY: sysconf reads a system value named by a constant; -1 means unknown.
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let pages = u64::try_from(pages).ok()?;
+    let page_size = u64::try_from(page_size).ok()?;
+    pages.checked_mul(page_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysconf_reads_a_plausible_memory_size() {
+        let bytes = sysconf_total().unwrap();
+        assert!(bytes >= 256 << 20, "{bytes}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_and_the_portable_reading_agree() {
+        assert_eq!(meminfo_total().unwrap(), sysconf_total().unwrap());
+    }
+}
