@@ -20,9 +20,10 @@ step() { echo "== [$(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s] $*"
 step "disk free here: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 step "cargo fmt --check"
 cargo fmt --check
-# The aarch64 wheel's cross compiler, and qemu-user and mmdebstrap to run it, from Debian's packages
-# (when missing), beside the style gates and clippy.
-bash scripts/cross_tools.sh aarch64 >"$root/.cross-tools.log" 2>&1 &
+# The aarch64 wheel's cross compiler, qemu-user and mmdebstrap to run it, and LLVM's Mach-O tools for the
+# macOS wheel's check, from Debian's packages (when missing), beside the style gates and clippy; one
+# after the other (one apt-get at a time).
+(bash scripts/cross_tools.sh aarch64 && bash scripts/cross_tools.sh macos) >"$root/.cross-tools.log" 2>&1 &
 cross_tools=$!
 
 # uv itself, from the package index, into a tools virtualenv.
@@ -116,6 +117,8 @@ export TORCHWM_ROM_DIR
 step "cargo test (no Python; compiled beside the wheel)"
 wait "$test_build" || { cat "$root/.cargo-test-build.log"; exit 1; }
 cargo test --profile ci --quiet
+step "cargo test --test doorbell with TORCHWM_PORTABLE=1 (the portable doorbell sleep, macOS's, on Linux)"
+TORCHWM_PORTABLE=1 cargo test --profile ci --quiet --test doorbell
 
 # loom's model checks (docs/memory_model.md) compile the crate again under --cfg loom, in their own
 # target directory: beside the smoke runs, which only check that each command runs.
@@ -152,6 +155,11 @@ grep -E "^test |test result" "$root/.loom.log"
 step "pytest (against the installed 3.11 wheel, a process per core)"
 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
 
+# The process vectorizer with the portable doorbell sleep (src/ffi/futex/portable.rs), as on macOS.
+step "pytest: the process vectorizer's core and pool-mode tests with TORCHWM_PORTABLE=1"
+TORCHWM_PORTABLE=1 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --numprocesses auto --maxprocesses 4 \
+    --dist worksteal tests/process/test_torch_vectorized_env.py tests/process/test_pool_mode.py
+
 step "mypy and stubtest: their output (they ran beside cargo test, the smoke runs and pytest)"
 wait "$typechecks" || { cat "$root/.typecheck.log"; exit 1; }
 cat "$root/.typecheck.log"
@@ -164,10 +172,19 @@ wait "$deps_ray"
     "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q --durations=10 -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
+# The macOS arm64 wheel: clippy for aarch64-apple-darwin, the build (zig) and its Mach-O check, beside the
+# emulated aarch64 tests below (qemu keeps one core busy).
+step "macOS arm64 wheel: clippy, build and Mach-O check (in the background)"
+TORCHWM_TEST_VENV="$venv" bash scripts/macos_wheel.sh "$root/dist" >"$root/.macos-wheel.log" 2>&1 &
+macos_wheel=$!
+
 # The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh).
 step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64"
 wait "$aarch64_wheel_build" || { cat "$root/.aarch64-build.log"; exit 1; }
 aarch64_wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_aarch64.whl)
 "$venv/bin/python" scripts/check_wheel_symbols.py "$aarch64_wheel"
 TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel"
+step "macOS arm64 wheel: its output"
+wait "$macos_wheel" || { cat "$root/.macos-wheel.log"; exit 1; }
+tail -n 3 "$root/.macos-wheel.log"
 step "done"
