@@ -23,7 +23,8 @@ from torchwm.errors import WorkerCrashedError
 from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.protocol import Message, decode, frame, read_frame, write_frame
 from torchwm.process.remote_errors import RemoteError, rebuild
-from torchwm.process.worker import WorkerConfig, worker_main
+from torchwm.process.worker import WorkerConfig
+from torchwm.process.worker_entry import worker_main
 
 # How long close() waits for a worker to exit before terminating it.
 CLOSE_TIMEOUT_S = 5.0

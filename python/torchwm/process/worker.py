@@ -56,21 +56,6 @@ class WorkerConfig:
     agents: Any = None  # PettingZoo ParallelEnvs: env 0's AgentLayout (process/agents.py); None otherwise
 
 
-def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
-    """Entry point of one worker process; ``parent_end`` (fork only) is the parent's end of the pipe."""
-    if parent_end is not None:
-        parent_end.close()
-    try:
-        if config.agents is not None:
-            from torchwm.process.agent_worker import AgentWorker
-
-            AgentWorker(config, pipe.fileno()).run()
-        else:
-            Worker(config, pipe.fileno()).run()
-    finally:
-        pipe.close()
-
-
 class Worker:
     """One worker's envs and its command loop: one method per command."""
 
