@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::ffi::futex::{self, WaitEnd};
+// Patience is the budget's, and named here too: it is what a doorbell wait is given.
+pub use crate::poll_budget::Patience;
 use crate::poll_budget::{PollBudget, PREEMPTED};
 
 pub(crate) mod protocol;
@@ -39,13 +41,6 @@ impl Futex for SystemFutex {
     fn wake_all(&self, word: &AtomicU32) {
         futex::wake_all(word);
     }
-}
-
-/// How long a waiter spins and then yields before it sleeps (at most, with a [`PollBudget`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Patience {
-    pub spin: Duration,
-    pub yield_: Duration,
 }
 
 /// The doorbells of `workers` workers over shared words.

@@ -18,14 +18,19 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use crate::doorbell::Patience;
-
 /// Longer than this between two checks of a polling waiter, and it lost its core to another thread:
 /// the machine is busy (on a free core a check follows the last within a microsecond).
 pub const PREEMPTED: Duration = Duration::from_micros(50);
 /// Waits without polling after a preempted one; doubled while preemption goes on.
 pub const MIN_COOLDOWN: u32 = 64;
 pub const MAX_COOLDOWN: u32 = 4096;
+
+/// How long a waiter spins and then yields before it sleeps (at most, with a [`PollBudget`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Patience {
+    pub spin: Duration,
+    pub yield_: Duration,
+}
 
 /// A waiter's polling budget; starts with no spin (until quick waits are seen) and polling allowed.
 /// Its atomics are Relaxed: they publish nothing and only steer how long a wait polls (any value read
