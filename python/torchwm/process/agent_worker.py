@@ -210,15 +210,11 @@ class AgentWorker(Worker):
         name, values = payload
         return self._each_env(lambda env, i: setattr(env, name, values[i]))
 
-    def sb3_call(self, payload: Any) -> bytes:
-        """SB3's per-env calls on ParallelEnvs (attributes as ``getattr`` finds them; never wrapped in
+    @staticmethod
+    def sb3_call_on(env: Any, call: str, name: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """SB3's per-env calls on a ParallelEnv (attributes as ``getattr`` finds them; never wrapped in
         a gymnasium wrapper, as SuperSuit's vector envs answer)."""
-        call, name, args, kwargs, local_indices = payload
-        results = []
-        for i in local_indices:
-            self.current = self.config.first_env + i
-            results.append(_sb3_call(self.envs[i], call, name, args, kwargs))
-        return frame(Message.OK, results)
+        return _sb3_call(env, call, name, args, kwargs)
 
 
 def _sb3_call(env: Any, call: str, name: Any, args: tuple, kwargs: dict[str, Any]) -> Any:

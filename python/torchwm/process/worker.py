@@ -282,8 +282,13 @@ class Worker:
         results = []
         for i in local_indices:
             self.current = self.config.first_env + i
-            results.append(sb3_call(self.envs[i], call, name, args, kwargs))
+            results.append(self.sb3_call_on(self.envs[i], call, name, args, kwargs))
         return frame(Message.OK, results)
+
+    @staticmethod
+    def sb3_call_on(env: Any, call: str, name: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """One env's SB3 call (``torchwm.process.sb3_calls``); a worker of other envs answers its own way."""
+        return sb3_call(env, call, name, args, kwargs)
 
     def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
         """``function(env, i)`` for each env; an exception is reported (``RAISED``) by ``_serve``."""
