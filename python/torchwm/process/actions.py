@@ -198,14 +198,14 @@ def split(
 
 
 def actions_outside_space(
-    action_space: spaces.Space, single_action_space: spaces.Space, actions: Any, env_indices: list[int]
+    action_space: spaces.Space, single_action_space: spaces.Space, actions: Any, env_rows: list[range]
 ) -> bool:
-    """Whether the action each of ``env_indices`` got from the batch ``actions`` lies outside
-    ``single_action_space`` (gymnasium's ``contains``: what the sub-env received); an action that cannot
-    be read counts as outside."""
+    """Whether each sub-env (its rows of the batch ``actions``: one, or one per agent) got an action that
+    lies outside ``single_action_space`` (gymnasium's ``contains``: what the sub-env received); an action
+    that cannot be read counts as outside."""
     try:
         received = list(iterate(action_space, actions))
-        return all(not _contains_quietly(single_action_space, received[i]) for i in env_indices)
+        return all(any(not _contains_quietly(single_action_space, received[i]) for i in rows) for rows in env_rows)
     except Exception:
         return True
 

@@ -417,16 +417,9 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         are shut down, as gymnasium's are."""
         log_like_gymnasium(pool.last_raised)
         failed = [remote.env_index for remote in pool.last_raised]
-        if self._agents is None:
-            outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, failed)
-        else:  # an env's agents share its step: one row outside the space is the caller's error
-            outside = all(
-                any(
-                    actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, [row])
-                    for row in range(e * self.agents_per_env, (e + 1) * self.agents_per_env)
-                )
-                for e in failed
-            )
+        # An env's agents share its step: one of its rows outside the space is the caller's error.
+        rows = [range(e * self.agents_per_env, (e + 1) * self.agents_per_env) for e in failed]
+        outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, rows)
         if pending == "step" and outside:
             self._has_reset, self._reset_needed = False, _BAD_ACTION
             return
