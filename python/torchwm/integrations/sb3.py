@@ -96,15 +96,15 @@ def _vector_actions(space: Any, actions: Any, num_envs: int) -> Any:
 def _options_argument(options: list[dict[str, Any]], venv: Any) -> Any:
     """SB3's per-env options as the one ``reset(options=)`` dict a vector env takes; different ones only
     where the vector env resets each env with its own (``TorchVectorizedEnv``, as ``SubprocVecEnv``)."""
+    if all(option == options[0] for option in options):
+        return dict(options[0]) if options[0] else None
     per_env = getattr(venv, "_sb3_env_options", None)
-    if any(option != options[0] for option in options) and per_env is not None:
-        return per_env(options)
-    if any(option != options[0] for option in options):
+    if per_env is None:
         raise InvalidArgumentError(
             "a vector env resets every env with the same options: set_options() needs one dict for all envs, "
             f"got different ones: {options}"
         )
-    return dict(options[0]) if options[0] else None
+    return per_env(options)
 
 
 def _ended_rows(dones: np.ndarray, infos: dict) -> np.ndarray:
