@@ -5,6 +5,8 @@
 # worker killed mid-step), and a short `torchwm rollout`.
 #
 # Usage: bash scripts/aarch64_check.sh dist/torchwm-...-manylinux_2_28_aarch64.whl [pytest arguments]
+#        bash scripts/aarch64_check.sh --prepare   (fills the caches below and stops: the test command
+#        runs it in the background while the wheel builds)
 #   With pytest arguments, runs those instead of the default selection (e.g. a longer parity run:
 #   `... tests/atari/test_ale_parity.py`). TORCHWM_AARCH64_LONG_PARITY="ROM ..." also runs
 #   scripts/long_parity.py over those ROMs, for a longer manual check (slow: emulation runs ALE at
@@ -21,7 +23,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-wheel=$(realpath "$1")
+prepare_only=false
+if [ "${1:-}" = --prepare ]; then
+    prepare_only=true
+else
+    wheel=$(realpath "$1")
+fi
 shift
 uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/aarch64"
@@ -64,6 +71,10 @@ if [ ! -d "$site" ]; then
     mv "$site.partial" "$site"
 fi
 # torchwm itself, fresh each run.
+if $prepare_only; then
+    step "prepared"
+    exit 0
+fi
 ours="$repo/target/aarch64-site"
 rm -rf "$ours"
 "$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"

@@ -93,6 +93,10 @@ aarch64_build() {
 }
 aarch64_build >"$root/.aarch64-build.log" 2>&1 &
 aarch64_wheel_build=$!
+# What the emulated tests run in (an arm64 Debian root, our dependencies' aarch64 wheels): downloads,
+# fetched now rather than on the way to the emulated tests at the end.
+TORCHWM_UV="$uv" bash scripts/aarch64_check.sh --prepare >"$root/.aarch64-prepare.log" 2>&1 &
+aarch64_prepare=$!
 
 step "pip install <wheel>[test]"
 wait "$deps_test"
@@ -155,10 +159,12 @@ grep -E "^test |test result" "$root/.loom.log"
 step "pytest (against the installed 3.11 wheel, a process per core)"
 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
 
-# The process vectorizer with the portable doorbell sleep (src/ffi/futex/portable.rs), as on macOS.
-step "pytest: the process vectorizer's core and pool-mode tests with TORCHWM_PORTABLE=1"
-TORCHWM_PORTABLE=1 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --numprocesses auto --maxprocesses 4 \
-    --dist worksteal tests/process/test_torch_vectorized_env.py tests/process/test_pool_mode.py
+# The process vectorizer on the platform seam's portable column, macOS's code paths (docs/platforms.md):
+# spawned workers, the doorbells in an unlinked file, the process sentinel, the polled doorbell sleep.
+step "pytest: the process vectorizer's core, pool-mode, fault and fuzz tests with TORCHWM_PORTABLE=1"
+TORCHWM_PORTABLE=1 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=5 --numprocesses auto \
+    --maxprocesses 4 --dist worksteal tests/process/test_torch_vectorized_env.py tests/process/test_pool_mode.py \
+    tests/process/test_torch_vectorized_env_robustness.py tests/fuzz/test_fuzz_process.py tests/process/test_platform.py
 
 step "mypy and stubtest: their output (they ran beside cargo test, the smoke runs and pytest)"
 wait "$typechecks" || { cat "$root/.typecheck.log"; exit 1; }
@@ -181,6 +187,7 @@ macos_wheel=$!
 # The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh).
 step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64"
 wait "$aarch64_wheel_build" || { cat "$root/.aarch64-build.log"; exit 1; }
+wait "$aarch64_prepare" || { cat "$root/.aarch64-prepare.log"; exit 1; }
 aarch64_wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_aarch64.whl)
 "$venv/bin/python" scripts/check_wheel_symbols.py "$aarch64_wheel"
 TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel"

@@ -34,6 +34,19 @@ pub(crate) use raw_ale::{RawAle, RawState};
 pub(crate) use shared_mapping::SharedMapping;
 pub(crate) use thread_priority::lower_current_thread_priority;
 
+/// Whether this process takes the portable implementation of each facility: always off Linux, and on
+/// Linux when `TORCHWM_PORTABLE=1` (read once). Python's side of the seam asks this, so both sides agree.
+#[cfg(target_os = "linux")]
+pub(crate) fn uses_portable_implementations() -> bool {
+    platform::portable()
+}
+
+/// Off Linux the portable implementations are the only ones.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn uses_portable_implementations() -> bool {
+    true
+}
+
 /// Turns a shim return code into a `Result`, reading this thread's error message on failure.
 fn check(rc: c_int) -> Result<()> {
     if rc == 0 {

@@ -39,6 +39,13 @@ pub(crate) fn check_signals() -> crate::Result<()> {
     })
 }
 
+/// Whether this process takes the portable implementations (macOS's) of what differs between systems:
+/// always off Linux; on Linux when `TORCHWM_PORTABLE=1` was set as the process first asked.
+#[pyfunction]
+fn uses_portable_implementations() -> bool {
+    crate::ffi::uses_portable_implementations()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ALE_VERSION", crate::ALE_VERSION)?;
@@ -51,5 +58,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ale::is_supported_rom, m)?)?;
     m.add_function(wrap_pyfunction!(ale::set_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(ale::emulator_frames_per_second, m)?)?;
+    m.add_function(wrap_pyfunction!(uses_portable_implementations, m)?)?;
     Ok(())
 }

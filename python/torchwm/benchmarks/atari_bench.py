@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 import time
 import warnings
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm import _core
+from torchwm import _core, _platform
 from torchwm.atari.roms import rom_path
 from torchwm.benchmarks.policies import describe, make_policy
 from torchwm.benchmarks.timing import steps_per_second
@@ -201,7 +200,7 @@ def measure_async_overlap(game: str, num_envs: int, seconds: float, policy_ms: f
 
 
 def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return _platform.usable_cores()
 
 
 def point_label(result: AtariResult) -> str:

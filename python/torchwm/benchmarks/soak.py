@@ -10,76 +10,45 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from torchwm import _platform
 
 FRAMESKIP = 4  # AtariVectorEnv's default: one env step is 4 emulator frames
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The process's resources at one moment."""
+    """The process's resources at one moment (``_platform.resources``)."""
 
     rss_mib: float
     threads: int
     fds: int
     children: int
-    shm_segments: int
+    shm_segments: int | None  # None where the OS lists no mappings (macOS)
 
     @staticmethod
     def take() -> Snapshot:
+        now = _platform.resources()
+        segments = now["shm_segments"]
         return Snapshot(
-            rss_mib=rss_mib(),
-            threads=len(os.listdir("/proc/self/task")),
-            fds=len(os.listdir("/proc/self/fd")),
-            children=len(child_pids()),
-            shm_segments=len(shm_segments()),
+            rss_mib=now["rss_mib"],
+            threads=now["threads"],
+            fds=now["fds"],
+            children=len(now["children"]),
+            shm_segments=None if segments is None else len(segments),
         )
 
 
 def rss_mib() -> float:
-    """Resident set size of this process, MiB (from /proc/self/status)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
-
-
-def child_pids() -> list[int]:
-    """Live child processes of this process."""
-    pid = os.getpid()
-    children: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            children += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:  # the thread ended while we looked
-            continue
-    return children
-
-
-def shm_segments() -> set[str]:
-    """``/dev/shm`` segments this process maps or holds open (deleted ones included: multiprocessing
-    unlinks its shared arenas at once). Per process, so other programs' segments do not count."""
-    segments = {line.split(maxsplit=5)[-1] for line in _maps_lines() if "/dev/shm/" in line}
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # closed while we looked
-            continue
-        if target.startswith("/dev/shm/"):
-            segments.add(target)
-    return segments
-
-
-def _maps_lines() -> list[str]:
-    return Path("/proc/self/maps").read_text().splitlines()
+    """Resident set size of this process, MiB."""
+    return float(_platform.resources()["rss_mib"])
 
 
 def _leaks(before: Snapshot, after: Snapshot) -> dict[str, Any]:
@@ -89,7 +58,11 @@ def _leaks(before: Snapshot, after: Snapshot) -> dict[str, Any]:
         "threads_leaked": after.threads - before.threads,
         "fds_leaked": after.fds - before.fds,
         "children_left": after.children,
-        "shm_segments_added": after.shm_segments - before.shm_segments,
+        "shm_segments_added": (
+            None
+            if after.shm_segments is None or before.shm_segments is None
+            else after.shm_segments - before.shm_segments
+        ),
         "rss_growth_mib": round(after.rss_mib - before.rss_mib, 2),
     }
 
@@ -232,8 +205,10 @@ def leak_summary(report: dict[str, Any]) -> list[str]:
         grew = [
             f"{key}={result[key]}"
             for key in ("threads_leaked", "fds_leaked", "children_left", "shm_segments_added")
-            if result[key] != 0
+            if result[key] not in (0, None)
         ]
         rss = f"RSS {result['before']['rss_mib']:.1f} -> {result['after']['rss_mib']:.1f} MiB"
-        lines.append(f"{part}: {rss}; " + (", ".join(grew) if grew else "no thread, fd, process or /dev/shm leaked"))
+        unlisted = " (shared-memory segments not listed on this OS)" if result["shm_segments_added"] is None else ""
+        leaked = ", ".join(grew) if grew else "no thread, fd, process or /dev/shm leaked"
+        lines.append(f"{part}: {rss}; {leaked}{unlisted}")
     return lines

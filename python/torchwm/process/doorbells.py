@@ -1,5 +1,5 @@
 """The doorbells of a process vectorizer: parent and workers signal commands and results through
-atomic words in a shared memfd (``torchwm._core.Doorbells``), spinning on them and then polling them
+atomic words in shared memory (``torchwm._core.Doorbells``), spinning on them and then polling them
 (yielding the core between checks) while that pays, then sleeping on a futex. A step through shared
 memory costs no pipe message and, while the other side is awake, no system call.
 
@@ -18,13 +18,12 @@ Python adds no ordering of its own; it needs none beyond calling the doorbell af
 
 from __future__ import annotations
 
-import fcntl
 import os
 from dataclasses import dataclass
 from multiprocessing import reduction
 from typing import Any
 
-from torchwm import _core
+from torchwm import _core, _platform
 
 __all__ = ["DoorbellMemory", "Patience", "patience_for"]
 
@@ -53,28 +52,20 @@ def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, 
     hands its core to another job for a whole time slice; a sleeper is woken with priority). With
     fewer cores than processes, the parent sleeps at once (its core goes to a worker) and a worker
     polls briefly (the parent's next command follows its own, usually short, work)."""
-    cores = cores if cores is not None else len(os.sched_getaffinity(0))
+    cores = cores if cores is not None else _platform.usable_cores()
     if num_workers + 1 <= cores:
         return Patience(SPIN_CAP_S, POLL_S), Patience(SPIN_CAP_S, POLL_S)
     return Patience(0.0, 0.0), Patience(0.0, SHARED_POLL_S)
 
 
 class DoorbellMemory:
-    """The memfd behind ``num_workers`` workers' doorbells; pickles (a duplicated fd) to a worker
-    started by spawn or forkserver, and is inherited by a forked one."""
+    """The shared file behind ``num_workers`` workers' doorbells (``_platform.shared_file``); pickles
+    (a duplicated fd) to a worker started by spawn or forkserver, and is inherited by a forked one."""
 
     def __init__(self, num_workers: int, fd: int | None = None) -> None:
         self.num_workers = num_workers
         if fd is None:
-            fd = os.memfd_create("torchwm-doorbells", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-            try:
-                os.ftruncate(fd, 4 * _core.Doorbells.words_needed(num_workers))
-                # Every process maps it: one that shrank it would crash the others (SIGBUS) at their
-                # next look at a doorbell.
-                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK)
-            except BaseException:
-                os.close(fd)
-                raise
+            fd = _platform.shared_file("torchwm-doorbells", 4 * _core.Doorbells.words_needed(num_workers))
         try:
             self.bells = _core.Doorbells(fd, num_workers)
         except BaseException:

@@ -2,7 +2,7 @@
 
 A command is announced by the worker's doorbell and a reply by the parent's (process/doorbells.py);
 what does not fit in shared memory follows as a frame on the worker's pipe. A worker's death is
-noticed from its process (a pidfd, else its sentinel, checked every ``LIVENESS_CHECK_S`` of a
+noticed from its process (a pidfd, else its sentinel; and ``waitpid`` every ``LIVENESS_CHECK_S`` of a
 wait), not from its pipe: a child the env forked may hold the pipe open. Before a dead or
 unreachable worker is reported as crashed, whatever it wrote last (its start-up traceback, say) is
 read and raised instead.
@@ -18,6 +18,7 @@ import time
 import weakref
 from typing import Any, NoReturn
 
+from torchwm import _platform
 from torchwm._vector_args import timeout_message
 from torchwm.errors import WorkerCrashedError
 from torchwm.process.doorbells import DoorbellMemory, Patience
@@ -97,13 +98,11 @@ class WorkerPool:
             self._watch(w, process, parent_end)
 
     def _watch(self, w: int, process: Any, pipe: Any) -> None:
-        """Registers a descriptor of worker ``w`` that becomes readable when it dies: a pidfd (Linux
-        5.3+; it does not depend on who else holds pipes open), else the process sentinel."""
-        try:
-            death_fd = os.pidfd_open(process.pid)
+        """Registers a descriptor of worker ``w`` that becomes readable when it dies
+        (``_platform.death_descriptor``: a pidfd on Linux, the process sentinel elsewhere)."""
+        death_fd, owned = _platform.death_descriptor(process)
+        if owned:
             self.death_fds.append(death_fd)
-        except (AttributeError, OSError):
-            death_fd = process.sentinel
         self.fds.append(pipe.fileno())
         # One poll object per pipe, made once (Connection.poll builds a selector on every call).
         pipe_poll = select.poll()

@@ -13,6 +13,7 @@ from gymnasium import spaces
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space
 
+from torchwm import _platform
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.old_api import adapt
 
@@ -83,11 +84,11 @@ def max_concurrency(value: Any) -> int | None:
 
 
 def context(name: str | None) -> Any:
-    """The start method's context; an unknown one raises multiprocessing's own ``ValueError`` text
-    (what ``AsyncVectorEnv`` and SB3's ``SubprocVecEnv`` raise), as an ``InvalidArgumentError``."""
-    methods = mp.get_all_start_methods()
+    """The start method's context (default: ``_platform.default_start_method``); an unknown one raises
+    multiprocessing's own ``ValueError`` text (what ``AsyncVectorEnv`` and SB3's ``SubprocVecEnv``
+    raise), as an ``InvalidArgumentError``."""
     try:
-        return mp.get_context(name or ("fork" if "fork" in methods else "spawn"))
+        return mp.get_context(name or _platform.default_start_method(mp.get_all_start_methods()))
     except ValueError as error:
         raise InvalidArgumentError(str(error)) from None
 

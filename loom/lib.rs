@@ -1,0 +1,1 @@
+//! Empty: the model checks are the tests (see Cargo.toml).
