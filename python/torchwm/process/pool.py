@@ -18,6 +18,8 @@ import time
 import weakref
 from typing import Any, NoReturn
 
+from gymnasium.vector.async_vector_env import AsyncState
+
 from torchwm import _platform
 from torchwm._vector_args import timeout_message
 from torchwm.errors import WorkerCrashedError
@@ -38,7 +40,13 @@ _CLOSE_FRAME = frame(Message.CLOSE)
 class WorkerPool:
     """``len(configs)`` worker processes, each with its pipe and its doorbell. Commands go to any set
     of idle workers; their replies are collected as they come (``ready``, oldest first) and taken
-    by :meth:`gather` (every busy worker) or :meth:`gather_some` (the first to finish: pool mode)."""
+    by :meth:`gather` (every busy worker) or :meth:`gather_some` (the first to finish: pool mode).
+
+    The pool records the async call awaited (``pending``, gymnasium's ``AsyncState``) as the command
+    goes out and clears it as the replies are taken or dropped, in the statement that does so: a
+    Ctrl-C, which Python raises between calls, finds it recorded exactly when the command is out and
+    its replies are not taken. The env reads it for gymnasium's ``AlreadyPendingCallError`` and
+    ``NoAsyncCallError``."""
 
     def __init__(
         self,
@@ -76,12 +84,13 @@ class WorkerPool:
         self.replies: list[Any] = [None] * n
         self.raised: list[RemoteError] = []  # the RAISED replies in, not yet taken
         self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
-        # Pool mode: the replies set aside while a call runs (stash), and the workers gather_some took last.
+        self.pending = AsyncState.DEFAULT  # the call whose replies are awaited (see the class's docstring)
+        # Pool mode: the frames of a call sent once the steps in flight are done (defer), the replies set
+        # aside while it runs (stash), and the workers of the batch gather_some took last, which the next
+        # step goes to (none once drop_all dropped everything).
+        self.deferred: list[bytes] | None = None
         self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
-        self.taken: list[int] = []
-        # How many times replies were taken (gather, gather_some) or dropped (drop_all): a caller that
-        # compares it before and after tells a Ctrl-C raised once they were from one raised before.
-        self.takes = 0
+        self.held: list[int] = []
         for w, config in enumerate(configs):
             parent_end, child_end = ctx.Pipe()
             fork = ctx.get_start_method() == "fork"
@@ -117,14 +126,14 @@ class WorkerPool:
         """The workers with no command in flight and no reply waiting to be taken."""
         return [w for w, busy in enumerate(self.busy) if not busy and w not in self.ready]
 
-    def send(self, frames: list[bytes], workers: list[int] | None = None) -> None:
+    def send(self, frames: list[bytes], workers: list[int] | None = None, *, pending: AsyncState) -> None:
         """Writes ``frames[i]`` to worker ``workers[i]`` (default: every worker), each announced by its
-        doorbell. A worker that is gone is reported (:meth:`crashed`), even one whose pipe a child of
-        it holds open: a frame larger than the pipe's buffer would wait for it for ever. Interrupted
-        half-way (Ctrl-C), the workers are out of step with each other: they are shut down and the
-        interrupt goes on. A Ctrl-C raised once the last frame is all written (as its last write
-        returns, or later) finds the command out: it goes on with the workers busy with it, as in
-        :meth:`step_shared`."""
+        doorbell; the call ``pending`` is then awaited (a deferred command is sent). A worker that is
+        gone is reported (:meth:`crashed`), even one whose pipe a child of it holds open: a frame larger
+        than the pipe's buffer would wait for it for ever. Interrupted half-way (Ctrl-C), the workers
+        are out of step with each other: they are shut down and the interrupt goes on. A Ctrl-C raised
+        once the last frame is all written (as its last write returns, or later) finds the command out
+        and pending: it goes on with the workers busy with it, as in :meth:`step_shared`."""
         workers = list(range(len(self.fds))) if workers is None else workers
         count = min(len(workers), len(frames))
         # The frames begun, the last of them and the counts of its writes (write_frame stores each as
@@ -132,6 +141,9 @@ class WorkerPool:
         begun, data = 0, b""
         written: list[int] = []
         try:
+            # Recorded before anything goes out: from here on, an interruption either finds the command
+            # out or shuts the workers down (a closed pool awaits nothing).
+            self.pending, self.deferred = pending, None
             for w, data in zip(workers, frames):
                 begun, written = begun + 1, []
                 self.busy[w] = True
@@ -144,13 +156,15 @@ class WorkerPool:
             self._out_of_step(error, out=begun == count and sum(written) == len(data))
             raise
 
-    def step_shared(self, workers: list[int]) -> None:
-        """Rings ``workers``' doorbells for a step whose actions are in shared memory. A Ctrl-C before
-        the ring leaves the workers' flags out of step with them: they are shut down, as in :meth:`send`.
-        One raised as the ring returns (``ring`` never checks for signals: Python raised it as the call
-        returned) finds the step out, and goes on with the workers busy with it."""
+    def step_shared(self, workers: list[int], *, pending: AsyncState) -> None:
+        """Rings ``workers``' doorbells for a step whose actions are in shared memory; the call ``pending``
+        is then awaited. A Ctrl-C before the ring leaves the workers' flags out of step with them: they
+        are shut down, as in :meth:`send`. One raised as the ring returns (``ring`` never checks for
+        signals: Python raised it as the call returned) finds the step out and pending, and goes on with
+        the workers busy with it."""
         rung = False
         try:
+            self.pending = pending  # before anything goes out, as in send
             for w in workers:
                 self.busy[w] = True
             rung = True  # before the call: a Ctrl-C out of it came as it returned, the step rung
@@ -170,14 +184,14 @@ class WorkerPool:
 
     def gather(self, what: str, timeout: float | None) -> list[Any]:
         """Every worker's reply payload (None for ``STEP_DONE`` and for workers given no command), or
-        ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting). A worker's
-        fatal error (``FAILED``) or death shuts every worker down and raises; a sub-env's exception
-        (``RAISED``) is raised once every worker has answered (the lowest env index's; ``last_raised``
-        lists them all). Once the replies are taken (counted in ``takes``), those :meth:`stash` set
-        aside are back."""
+        ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting: the call stays
+        pending). A worker's fatal error (``FAILED``) or death shuts every worker down and raises; a
+        sub-env's exception (``RAISED``) is raised once every worker has answered (the lowest env
+        index's; ``last_raised`` lists them all). Once the replies are taken, nothing is pending (a
+        Ctrl-C raised from then on loses them, as gymnasium's) and those :meth:`stash` set aside are back."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
-        # Taken and counted in one statement with no call: a caller can tell a Ctrl-C raised after it.
-        taken, self.ready, self.takes = self.ready, [], self.takes + 1
+        # Taken and the call over in one statement with no call: no Ctrl-C is raised between the two.
+        taken, self.ready, self.pending = self.ready, [], AsyncState.DEFAULT
         try:
             if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
                 replies, self.replies = self.replies, [None] * len(taken)
@@ -185,43 +199,61 @@ class WorkerPool:
             chosen = set(taken)
             return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.fds))])
         finally:
-            if self.stashed is not None:  # as unstash(), with no call: no signal is handled before it
+            if self.stashed is not None:  # with no call: no signal is handled before they are back
                 (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
 
     def gather_some(self, what: str, timeout: float | None, count: int) -> tuple[list[int], list[Any]]:
         """The first ``count`` workers to answer (oldest reply first) and their replies; as :meth:`gather`.
-        Once they are taken, ``taken`` names them and ``takes`` counts the take: a caller can tell a
-        Ctrl-C raised after it, and which workers then wait for their next command."""
+        Once they are taken, ``held`` names them (the next step's workers, even if a Ctrl-C loses the
+        replies) and nothing is pending."""
         self._collect(what, timeout, count)
         taken = self.ready[:count]
-        # Taken, named and counted in one statement with no call: no Ctrl-C is raised half-way.
-        self.ready, self.taken, self.takes = self.ready[count:], taken, self.takes + 1
+        # Taken, held and the call over in one statement with no call: no Ctrl-C is raised half-way.
+        self.ready, self.held, self.pending = self.ready[count:], taken, AsyncState.DEFAULT
         return taken, self._take(taken, [self.replies[w] for w in taken])
 
-    def drop_all(self, what: str, timeout: float | None) -> None:
-        """Waits for every command in flight and drops every reply not taken (pool mode's reset), counting
-        it in ``takes``. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing dropped (the
-        replies collected so far wait with the others)."""
+    def drop_all(self, what: str, timeout: float | None, pending: AsyncState) -> None:
+        """Waits for every command in flight and drops every reply not taken and the batch held (pool
+        mode's reset); the call ``pending`` (the reset, sent next) is then under way, even if a Ctrl-C
+        is raised before it goes out. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing
+        dropped (the replies collected so far wait with the others) and nothing else changed."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         empty = [None] * len(self.fds)
         # One statement, no call in it: no Ctrl-C is raised half-way.
-        self.ready, self.raised, self.replies, self.takes = [], [], empty, self.takes + 1
+        self.ready, self.raised, self.replies, self.held, self.pending = [], [], empty, [], pending
 
     def stash(self, what: str, timeout: float | None) -> None:
         """Waits for every command in flight and sets aside the replies not taken (``stashed``), so that
-        a command to every worker (a ``call`` in pool mode) can run; :meth:`unstash` puts them back.
-        After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing set aside (the replies collected
-        so far wait with the others). Replies already set aside stay so: a call whose wait was interrupted
-        before it went out, nothing came in since (every reply was in, nothing was sent)."""
+        a command to every worker (a ``call`` in pool mode) can run; :meth:`gather` (or :meth:`drop_pending`)
+        puts them back. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing set aside (the
+        replies collected so far wait with the others). Replies already set aside stay so: a call whose wait
+        was interrupted before it went out, nothing came in since (every reply was in, nothing was sent)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         if self.stashed is None:
             empty = [None] * len(self.fds)
             self.stashed, self.ready, self.raised, self.replies = (self.ready, self.replies, self.raised), [], [], empty
 
-    def unstash(self) -> None:
-        """Puts back the replies :meth:`stash` set aside, if any."""
-        if self.stashed is not None:
+    def defer(self, frames: list[bytes], pending: AsyncState) -> None:
+        """Pool mode: ``frames`` (one a worker) wait to go out until the steps in flight are done
+        (:meth:`send_deferred`, from the call's wait, which has a timeout); ``pending`` from now on."""
+        self.deferred, self.pending = frames, pending
+
+    def send_deferred(self, what: str, timeout: float | None) -> float | None:
+        """Sends the deferred command once the commands in flight are done, their replies set aside
+        (:meth:`stash`) until its own are taken; returns what is left of ``timeout``. A timeout or
+        Ctrl-C while they finish leaves it deferred and pending."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.stash(what, timeout)  # the pool holds them: a Ctrl-C raised as it returns loses none
+        assert self.deferred is not None
+        self.send(self.deferred, pending=self.pending)  # it clears deferred in the statement that records pending
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    def drop_pending(self) -> None:
+        """The pending call is over without its replies (dropped unsent, or its replies unreadable):
+        nothing is pending or deferred, and the replies :meth:`stash` set aside are back."""
+        if self.stashed is not None:  # no call up to the next line: no signal is handled half-way
             (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
+        self.pending, self.deferred = AsyncState.DEFAULT, None
 
     def _take(self, taken: list[int], replies: list[Any]) -> list[Any]:
         for w in taken:

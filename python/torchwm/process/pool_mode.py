@@ -67,8 +67,6 @@ class PoolModeMixin:
     single_action_space: Any
     action_space: Any
     _pool: Any
-    _held: list[int]
-    _state: AsyncState
     _views: Any
     _has_reset: bool
     _reset_needed: str | None
@@ -96,24 +94,16 @@ class PoolModeMixin:
         pool = self._live_pool("send")
         if not self._has_reset:
             raise errors.ResetNeeded(self._reset_needed or _NO_BATCH_YET)
-        held = self._held
+        held = pool.held
         actions = self._pool_actions(actions)
         buffer = self._views.actions
-        shared = buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype
-        if shared:
+        if buffer is not None and isinstance(actions, np.ndarray) and actions.dtype == buffer.dtype:
             buffer[self._rows_of(held)] = actions
+            pool.step_shared(held, pending=AsyncState.WAITING_STEP)
         else:
             k = self._rows_per_worker
             parts = action_batches.split(actions, self.single_action_space, self.action_space, k, len(held))
-            frames = self._frames(Message.STEP, parts, "actions")
-        try:  # a step that went out stays pending, even if a Ctrl-C is raised as it returns (_send_frames)
-            if shared:
-                pool.step_shared(held)
-            else:
-                pool.send(frames, held)
-        finally:
-            if not pool.closed:
-                self._held, self._state = [], AsyncState.WAITING_STEP
+            pool.send(self._frames(Message.STEP, parts, "actions"), held, pending=AsyncState.WAITING_STEP)
 
     def recv(self, timeout: float | None = None) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """The first ``batch_size`` envs to finish their step (see ``info["env_id"]``); with
@@ -121,7 +111,7 @@ class PoolModeMixin:
         if not self.pool_mode:
             return self.step_wait(timeout)
         pool = self._open_pool()
-        if self._state is not AsyncState.WAITING_STEP:
+        if pool.pending is not AsyncState.WAITING_STEP:
             raise errors.NoAsyncCallError("Calling `recv` without any prior call to `send`.", "step")
         workers, replies = self._gather_batch(pool, "step", parse_timeout(timeout))
         observations, infos = self._batch_of(workers, replies)
@@ -137,9 +127,10 @@ class PoolModeMixin:
         waited for at most ``STEPS_IN_FLIGHT_TIMEOUT_S`` (``multiprocessing.TimeoutError``: a worker
         hung in its step); that timeout, Ctrl-C meanwhile or a refused argument leave the env as it
         was (a step in flight still to ``recv``, a batch still waiting for its actions)."""
+        pool = self._open_pool()
         # A step in flight or a reset interrupted is dropped by this reset; any other pending call is refused.
-        droppable = self._state in (AsyncState.WAITING_STEP, AsyncState.WAITING_RESET)
-        pool = self._open_pool() if droppable else self._live_pool("reset")
+        if pool.pending not in (AsyncState.WAITING_STEP, AsyncState.WAITING_RESET):
+            self._live_pool("reset")
         if options is not None and "reset_mask" in options:
             raise InvalidArgumentError(
                 "reset(options={'reset_mask': ...}) is not supported in pool mode (batch_size < num_envs): "
@@ -158,25 +149,19 @@ class PoolModeMixin:
 
     def _gather_batch(self, pool: Any, what: str, timeout: float | None) -> tuple[list[int], list[Any]]:
         """The next ``batch_size`` envs' workers and replies; the call is then over, the batch's workers
-        waiting for actions. A sub-env's exception is logged as gymnasium logs it and shuts the workers
-        down; a timeout or Ctrl-C keeps the call pending, unless the Ctrl-C was raised once the batch was
-        taken: its replies are lost then (as gymnasium's are), the call is over, and its workers wait for
-        actions all the same (the pool names them), so none is left out of the next ``send``."""
-        takes = pool.takes
+        waiting for actions (``pool.held``). A sub-env's exception is logged as gymnasium logs it and shuts
+        the workers down; a timeout or Ctrl-C keeps the call pending, unless the Ctrl-C was raised once the
+        batch was taken: its replies are lost then (as gymnasium's are), the call is over, and its workers
+        wait for actions all the same (the pool holds them), so none is left out of the next ``send``."""
         try:
-            workers, replies = pool.gather_some(what, timeout, self.batch_size // self._rows_per_worker)
+            return pool.gather_some(what, timeout, self.batch_size // self._rows_per_worker)
         except (mp.TimeoutError, KeyboardInterrupt):
-            if pool.takes != takes:  # no call before the env says what the pool did: no signal is handled
-                self._held, self._state = pool.taken, AsyncState.DEFAULT
-            raise
+            raise  # the pool says whether the call is still pending
         except BaseException:
-            self._state = AsyncState.DEFAULT
             if not pool.closed:  # a sub-env raised: its worker goes on, but the batch is lost
                 log_like_gymnasium(pool.last_raised)
                 pool.shutdown()
             raise
-        self._held, self._state = workers, AsyncState.DEFAULT
-        return workers, replies
 
     def _batch_of(self, workers: list[int], replies: list[Any]) -> tuple[Any, dict[str, Any]]:
         """Observations (copies) and infos of ``workers``' envs, in that order, with ``env_id``."""

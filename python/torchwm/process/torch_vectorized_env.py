@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -129,8 +128,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         batch_size: int | None = None,
         backend: str = "process",
     ) -> None:
-        self._pool: WorkerPool | None = None  # until the workers exist, close() has nothing to do
-        self._state = AsyncState.DEFAULT  # the async call waiting for its replies (gymnasium's enum)
+        # Until the workers exist, close() has nothing to do. The pool records the async call pending.
+        self._pool: WorkerPool | None = None
         self._has_reset = False
         self._reset_needed: str | None = None  # why step() must wait for a reset (None: it need not)
         self._sent_actions: Any = None  # the last batch of actions sent (to judge a sub-env's error)
@@ -142,8 +141,6 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         # Rows: one per env, or one per possible agent of a PettingZoo ParallelEnv (set by _probe).
         self.total_envs = self.num_envs = self._env_count = self.num_workers * self.envs_per_worker
         self._all_workers = list(range(self.num_workers))
-        self._held: list[int] = []  # pool mode: the workers of the last batch, waiting for its actions
-        self._deferred: list[bytes] | None = None  # pool mode: a call's frames, sent once the steps in flight are done
         # Checked now, used by the first reset() that is given no seed.
         self._first_seed = FirstResetSeed(seed, self._env_count)
         factories = env_factories(env_factory, self._env_count)
@@ -307,8 +304,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
     def _live_pool(self, call: str) -> WorkerPool:
         """The workers, for a new async ``call``: the env is open and no reply is pending."""
         pool = self._open_pool()
-        if self._state is not AsyncState.DEFAULT:
-            raise errors.AlreadyPendingCallError(already_pending_message(call, self._state), self._state.value)
+        if pool.pending is not AsyncState.DEFAULT:
+            raise errors.AlreadyPendingCallError(already_pending_message(call, pool.pending), pool.pending.value)
         return pool
 
     def _send(self, pool: WorkerPool, kind: Message, payloads: list[Any], what: str, pending: str) -> None:
@@ -327,46 +324,31 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
 
     def _send_frames(self, pool: WorkerPool, frames: list[bytes], pending: str) -> None:
-        """Sends frames built by :meth:`_frames`, one a worker, and marks ``pending`` as the call waited for."""
+        """Sends frames built by :meth:`_frames`, one a worker; the pool then awaits ``pending``."""
         if self.pool_mode and pending not in ("reset", "step"):
             # The steps in flight finish first: the call goes out from its wait, which has a timeout.
-            self._deferred = frames
-            self._state = async_state(pending)
+            pool.defer(frames, async_state(pending))
         else:
-            # A Ctrl-C that Python raises as send returns (it handles signals as calls return) finds the
-            # command out: it stays pending, so that waiting again gets its replies. One raised inside
-            # send shut the workers down. No call in the finally block: no signal is handled there.
-            state = async_state(pending)
-            try:
-                pool.send(frames)
-            finally:
-                if not pool.closed:
-                    self._state = state
+            pool.send(frames, pending=async_state(pending))
 
     def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
         """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again),
         unless the Ctrl-C was raised once the replies were taken: they are lost then, as gymnasium's are."""
         pool = self._open_pool()
-        if self._state is not async_state(pending):
+        if pool.pending is not async_state(pending):
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
-        takes = pool.takes
         try:
-            if self._deferred is not None:
-                timeout = self._send_deferred(pool, pending, timeout)
-            replies = pool.gather(pending, timeout)  # it puts back the replies _send_deferred set aside
+            if pool.deferred is not None:
+                timeout = pool.send_deferred(pending, timeout)
+            return pool.gather(pending, timeout)  # the call is over as the pool takes its replies
         except (mp.TimeoutError, KeyboardInterrupt):
-            if pool.takes != takes:  # a Ctrl-C raised once the replies were taken: lost, nothing pending
-                self._state = AsyncState.DEFAULT
-            raise
+            raise  # the pool says whether the call is still pending
         except BaseException:
-            self._state, self._deferred = AsyncState.DEFAULT, None
-            pool.unstash()  # a call that did not go out
+            pool.drop_pending()  # a sub-env raised (its replies are taken) or a reply could not be read
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
             raise
-        self._state = AsyncState.DEFAULT
-        return replies
 
     def _wait_now(self, call: str, pending: str) -> list[Any]:
         """The replies to the call just made by a method without a timeout (``get_attr``, ``set_attr``...).
@@ -374,27 +356,15 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         hung in its step raises ``multiprocessing.TimeoutError``, as gymnasium's ``call_wait(timeout)``
         would, and the call is dropped unsent (the env as it was). The call itself has no time limit,
         as gymnasium's has none."""
-        if self._deferred is not None:
-            pool = self._open_pool()
+        pool = self._open_pool()
+        if pool.deferred is not None:
             try:
-                self._send_deferred(pool, f"{call} (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
+                pool.send_deferred(f"{call} (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
             except BaseException:
-                if self._deferred is not None:  # not sent: nothing is pending, the replies set aside are back
-                    pool.unstash()
-                    self._state, self._deferred = AsyncState.DEFAULT, None
+                if pool.deferred is not None:  # not sent: nothing is pending, the replies set aside are back
+                    pool.drop_pending()
                 raise
         return self._wait(call, pending, None)
-
-    def _send_deferred(self, pool: WorkerPool, what: str, timeout: float | None) -> float | None:
-        """Pool mode: sends the pending call once the steps in flight are done (their replies wait
-        until the call's are in); returns what is left of ``timeout``. A timeout or Ctrl-C while the
-        steps finish leaves the call pending, unsent."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pool.stash(what, timeout)  # the pool holds them: a Ctrl-C raised as it returns loses none
-        frames, self._deferred = self._deferred, None
-        assert frames is not None
-        pool.send(frames)
-        return None if deadline is None else max(0.0, deadline - time.monotonic())
 
     def _drop_steps_in_flight(self, pool: WorkerPool) -> None:
         """Pool mode's reset: waits for the steps in flight (an interrupted reset's too) and drops every
@@ -402,12 +372,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         even if a Ctrl-C is raised as the drop returns. A worker hung in its step raises
         ``multiprocessing.TimeoutError`` after ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or
         Ctrl-C meanwhile drops nothing."""
-        takes = pool.takes
-        try:
-            pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
-        finally:
-            if pool.takes != takes:  # no call before the env says what the pool did: no signal is handled
-                self._state, self._held = AsyncState.WAITING_RESET, []
+        pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S, AsyncState.WAITING_RESET)
 
     def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
         """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
@@ -533,11 +498,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             if check is not None and check(actions) is not None:
                 action_batches.check_in_space(check, actions)  # raises, naming what is wrong
             buffer[...] = actions
-            try:  # as in _send_frames: a step that went out stays pending
-                pool.step_shared(self._all_workers)
-            finally:
-                if not pool.closed:
-                    self._state, self._sent_actions = AsyncState.WAITING_STEP, buffer
+            self._sent_actions = buffer  # read only by the wait of the step sent now
+            pool.step_shared(self._all_workers, pending=AsyncState.WAITING_STEP)
             return
         if self._array_actions:  # other spaces are batched as Tuples: their actions go as given (a list of str...)
             actions = action_batches.as_batch(actions)
@@ -592,8 +554,9 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
 
     def close(self, **kwargs: Any) -> None:
         if self._pool is not None and not self._pool.closed:
-            if self._state is not AsyncState.DEFAULT:  # gymnasium's warning; the workers finish the call, then exit
-                logger.warn(f"Calling `close` while waiting for a pending call to `{self._state.value}` to complete.")
+            pending = self._pool.pending
+            if pending is not AsyncState.DEFAULT:  # gymnasium's warning; the workers finish the call, then exit
+                logger.warn(f"Calling `close` while waiting for a pending call to `{pending.value}` to complete.")
             self.close_extras(**kwargs)
 
     def __enter__(self) -> TorchVectorizedEnv:
