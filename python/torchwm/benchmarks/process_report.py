@@ -77,8 +77,11 @@ def _cost(best: dict[str, Any]) -> list[str]:
         return []
     workers = best.get("workers_cpu_us")
     workers_text = f"workers {workers:,.0f} us" if workers is not None else "no workers (envs in the caller)"
+    # All processes' CPU per env step: steadier than steps/s on a busy machine, comparable across backends.
+    per_step = (best["parent_cpu_us"] + (workers or 0.0)) / best["batch_size"]
     return [
-        f"{INDENT}per batch: wall {best['wall_us']:,.0f} us; CPU: caller {best['parent_cpu_us']:,.0f} us, {workers_text}"
+        f"{INDENT}per batch: wall {best['wall_us']:,.0f} us; CPU: caller {best['parent_cpu_us']:,.0f} us,"
+        f" {workers_text}; {per_step:.1f} us of CPU per env step in all"
     ]
 
 
