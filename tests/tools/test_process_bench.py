@@ -262,5 +262,5 @@ def test_process_overhead_reports_per_batch_costs(capsys):
     rows = [json.loads(line) for line in lines if line.startswith("{")]
     assert [row["shape"] for row in rows] == ["1x2", "2x1"] and all(row["env"] == "cartpole" for row in rows)
     assert all(row["wall_us"] > 0 and row["parent_cpu_us"] >= 0 and row["worker_cpu_us"] >= 0 for row in rows)
-    assert all(row["env_cpu_us_per_worker"] > 0 and isinstance(row["target_met"], bool) for row in rows)
-    assert sum("vectorizer overhead per batch (CPU time)" in line for line in lines) == 2
+    assert all(row["env_cpu_us_per_worker"] > 0 and isinstance(row["parent_target_met"], bool) for row in rows)
+    assert sum("vectorizer overhead per batch, CPU time" in line for line in lines) == 2
