@@ -170,19 +170,30 @@ def plot(report: dict[str, Any], path: Path) -> Path | None:
     return path
 
 
+def _span(row: dict[str, Any]) -> tuple[float, float]:
+    """How far below and above its median a row's rounds went (0, 0 where not recorded)."""
+    if row.get("min_steps_per_s") is None:
+        return 0.0, 0.0
+    return row["steps_per_s"] - row["min_steps_per_s"], row["max_steps_per_s"] - row["steps_per_s"]
+
+
 def _panel(ax: Any, rows: list[dict[str, Any]], case: str, report: dict[str, Any]) -> None:
     groups = list(dict.fromkeys(r["workers_envs"] for r in rows if not r["backend"].startswith("gym_")))
     rate = {(r["backend"], r["mode"], r["workers_envs"]): r["steps_per_s"] for r in rows}
+    span = {(r["backend"], r["mode"], r["workers_envs"]): _span(r) for r in rows}
     versus = {(r["mode"], r["workers_envs"]): r["vs_pufferlib"] for r in rows if r.get("vs_pufferlib")}
     bars = [b for b in BARS if any((b[0], b[1], g) in rate for g in groups)]
     width = 0.8 / max(1, len(bars))
     for i, (backend, mode) in enumerate(bars):
         xs = [g + (i - (len(bars) - 1) / 2) * width for g in range(len(groups))]
         heights = [rate.get((backend, mode, g), 0) for g in groups]
+        spans = [span.get((backend, mode, g), (0, 0)) for g in groups]
         ax.bar(
             xs,
             heights,
             width,
+            yerr=[[low for low, _ in spans], [high for _, high in spans]],  # min..max over the rounds
+            capsize=2,
             label=f"{backend} {mode}",
             color=COLORS[backend],
             alpha=1.0 if mode == "sync" else 0.55,
@@ -199,7 +210,7 @@ def _panel(ax: Any, rows: list[dict[str, Any]], case: str, report: dict[str, Any
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups)
     ax.set_xlabel("workers x envs per worker (pool: half the envs per batch)")
-    ax.set_ylabel("env steps/s (median over rounds)")
+    ax.set_ylabel("env steps/s (median over rounds; bars: min..max)")
     settings = report.get("settings", {})
     policy = f", caller {settings['policy']} {settings['policy_ms']:g} ms/batch" if settings.get("policy_ms") else ""
     ax.set_title(f"{settings.get('cases', {}).get(case, case)}{policy}", fontsize=10)
