@@ -135,16 +135,19 @@ def test_batch_cost_per_batch_arithmetic():
 
 def test_overhead_row_checks_parent_and_each_worker_beyond_its_envs():
     costs = [BatchCost(100.0, 46.0, 140.0), BatchCost(120.0, 50.0, 150.0), BatchCost(90.0, 40.0, 130.0)]
-    row = process_overhead.overhead_row(costs, 2, 16, 0.25)
+    row = process_overhead.overhead_row(costs, 2, 16, [0.25, 0.25, 0.25])
     assert (row["wall_us"], row["parent_cpu_us"], row["worker_cpu_us"]) == (100.0, 46.0, 70.0)
     assert row["worker_cpu_us_range"] == [65.0, 75.0] and row["env_cpu_us_per_worker"] == 4.0
     assert row["worker_overhead_cpu_us"] == 66.0 and row["parent_target_met"] and row["worker_target_met"]
-    heavy_parent = process_overhead.overhead_row([BatchCost(300.0, 150.0, 20.0)], 2, 16, 0.25)
+    heavy_parent = process_overhead.overhead_row([BatchCost(300.0, 150.0, 20.0)], 2, 16, [0.25])
     assert not heavy_parent["parent_target_met"] and heavy_parent["worker_target_met"]
     text = process_overhead.verdict({**heavy_parent, "env": "noop"})
     assert "parent 150 us (NOT met)" in text and "(met)" in text
-    polling = process_overhead.overhead_row([BatchCost(300.0, 50.0, 2 * (4.0 + 101.0))], 2, 16, 0.25)
+    polling = process_overhead.overhead_row([BatchCost(300.0, 50.0, 2 * (4.0 + 101.0))], 2, 16, [0.25])
     assert polling["worker_overhead_cpu_us"] == 101.0 and not polling["worker_target_met"]
+    # Each span against the env's cost measured next to it: 70 - 16 x 1 and 60 - 16 x 0.5, median 53.
+    paired = process_overhead.overhead_row([BatchCost(1, 1, 140.0), BatchCost(1, 1, 120.0)], 2, 16, [1.0, 0.5])
+    assert paired["worker_overhead_cpu_us"] == 53.0
 
 
 def test_cpu_readings_come_from_one_function():

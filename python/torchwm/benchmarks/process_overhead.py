@@ -35,28 +35,37 @@ def _median_range(values: list[float]) -> tuple[float, float, float]:
     return float(np.median(values)), min(values), max(values)
 
 
-def time_spans(envs: Any, batches: int, repeats: int) -> list[BatchCost]:
-    """``repeats`` spans of ``batches`` steps each (after a warm-up), what a batch cost in each."""
+def time_spans(
+    envs: Any, batches: int, repeats: int, env_alone: Callable[[], float]
+) -> tuple[list[BatchCost], list[float]]:
+    """``repeats`` spans of ``batches`` steps each (after a warm-up), what a batch cost in each; before
+    each span, ``env_alone()`` (one env's step CPU, us): it moves with the machine's load as the
+    workers' does, so each span is set against its own."""
     actions = np.zeros(envs.num_envs, np.int64)
     for _ in range(min(500, batches)):
         envs.step(actions)
     pids = envs.worker_pids
-    costs = []
+    costs, alone = [], []
     for _ in range(repeats):
+        alone.append(env_alone())
         before = CpuSnapshot.take(pids)
         for _ in range(batches):
             envs.step(actions)
         costs.append(BatchCost.between(before, CpuSnapshot.take(pids, clocks_first=True), batches))
-    return costs
+    return costs, alone
 
 
-def overhead_row(costs: list[BatchCost], workers: int, envs_per_worker: int, env_step_us: float) -> dict[str, Any]:
-    """The per-batch figures (median over spans, and min..max) and the overhead verdict."""
+def overhead_row(
+    costs: list[BatchCost], workers: int, envs_per_worker: int, env_step_us: list[float]
+) -> dict[str, Any]:
+    """The per-batch figures (median over spans, and min..max) and the overhead verdict; span ``i``'s
+    worker overhead is its worker CPU beyond ``envs_per_worker`` x ``env_step_us[i]``."""
     wall = _median_range([c.wall_us for c in costs])
     parent = _median_range([c.parent_cpu_us for c in costs])
     # Each worker's mean CPU per batch: the workers' total over their count (they run alike).
-    worker = _median_range([(c.workers_cpu_us or 0.0) / workers for c in costs])
-    net = net_of_envs(worker[0], envs_per_worker, env_step_us)
+    per_worker = [(c.workers_cpu_us or 0.0) / workers for c in costs]
+    worker = _median_range(per_worker)
+    net = float(np.median([net_of_envs(w, envs_per_worker, e) for w, e in zip(per_worker, env_step_us)]))
     return {
         "shape": f"{workers}x{envs_per_worker}",
         "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
@@ -66,7 +75,7 @@ def overhead_row(costs: list[BatchCost], workers: int, envs_per_worker: int, env
         "parent_cpu_us_range": [round(parent[1], 1), round(parent[2], 1)],
         "worker_cpu_us": round(worker[0], 1),
         "worker_cpu_us_range": [round(worker[1], 1), round(worker[2], 1)],
-        "env_cpu_us_per_worker": round(envs_per_worker * env_step_us, 1),
+        "env_cpu_us_per_worker": round(envs_per_worker * float(np.median(env_step_us)), 1),
         "worker_overhead_cpu_us": round(net, 1),
         "target_us": TARGET_US,
         "parent_target_met": parent[0] <= TARGET_US,
@@ -81,14 +90,15 @@ def measure(
     if cpu_source() is None:
         raise RuntimeError("no way to read the workers' CPU time here (no /proc): install psutil")
     factory = ENVS[env]
-    env_step_us = process_envs.step_cost_ms(factory, 2000) * 1000.0
     envs = TorchVectorizedEnv(factory, num_workers, envs_per_worker)
     try:
         envs.reset(seed=0)
-        costs = time_spans(envs, batches, max(1, repeats))
+        costs, alone = time_spans(
+            envs, batches, max(1, repeats), lambda: process_envs.step_cost_ms(factory, 2000) * 1e3
+        )
     finally:
         envs.close()
-    return {"env": env, **overhead_row(costs, num_workers, envs_per_worker, env_step_us)}
+    return {"env": env, **overhead_row(costs, num_workers, envs_per_worker, alone)}
 
 
 def verdict(row: dict[str, Any]) -> str:
