@@ -81,11 +81,18 @@ def test_heavier_env_steps_under_spawn_and_costs_more_than_cartpole():
 
 def test_process_suite_rows_summary_targets_and_plot(tmp_path):
     report = process_bench.run_process_benchmarks(
-        0.2, 2, cases=["cartpole"], workers_envs=[(1, 2), (2, 1)], policy_ms=0.2, policy="burn"
+        0.2, 2, max_rounds=3, cases=["cartpole"], workers_envs=[(1, 2), (2, 1)], policy_ms=0.2, policy="burn"
     )
     rows = {(r["backend"], r["workers_envs"], r["mode"]): r for r in report["rows"]}
+    done = report["rounds"]["run"]
+    assert 2 <= done <= 3 and report["rounds"]["cap_hit"] == bool(report["rounds"]["unsettled"])
     for key in [("torchwm", "1x2", "sync"), ("torchwm", "2x1", "sync"), ("gym_sync", "in-process x2", "sync")]:
-        assert rows[key]["steps_per_s"] > 0 and len(rows[key]["rounds"]) == 2, key
+        row = rows[key]
+        assert row["steps_per_s"] > 0 and len(row["rounds"]) == done and None not in row["rounds"][:2], key
+        assert row["min_steps_per_s"] <= row["steps_per_s"] <= row["max_steps_per_s"], key
+        assert row["wall_us"] > 0 and row["parent_cpu_us"] >= 0, key
+    assert rows[("torchwm", "2x1", "sync")]["workers_cpu_us"] >= 0
+    assert rows[("gym_sync", "in-process x2", "sync")]["workers_cpu_us"] is None  # no workers
     assert rows[("gym_async", "2x1", "sync")]["steps_per_s"] > 0
     pool = rows[("torchwm", "2x1", "pool")]
     assert pool["batch_size"] == 1
@@ -99,8 +106,10 @@ def test_process_suite_rows_summary_targets_and_plot(tmp_path):
     summary = report["summary"]["cartpole"]
     best = summary["best"]["torchwm"]
     assert best["steps_per_s"] == max(r["steps_per_s"] or 0 for k, r in rows.items() if k[0] == "torchwm")
-    assert summary["torchwm_best_x"]["gym_sync"] == round(
-        best["steps_per_s"] / summary["best"]["gym_sync"]["steps_per_s"], 2
+    versus_sync = summary["torchwm_best_ratio"]["gym_sync"]  # per round, paired: its median is the ratio
+    assert summary["torchwm_best_x"]["gym_sync"] == round(versus_sync["median"], 2)
+    assert (
+        versus_sync["min"] <= versus_sync["low"] <= versus_sync["median"] <= versus_sync["high"] <= versus_sync["max"]
     )
     targets = {t["target"]: t for t in report["targets"]}
     assert targets["cartpole: torchwm best / gym_sync"]["met"] == (
@@ -109,8 +118,9 @@ def test_process_suite_rows_summary_targets_and_plot(tmp_path):
     assert report["env_ms_per_step"]["cartpole"] > 0
     assert report["settings"]["policy"] == "burn" and report["settings"]["workers_envs"] == ["1x2", "2x1"]
     text = process_report.table(report)
-    assert "in-process x2" in text and "torchwm" in text
-    assert "targets:" in "\n".join(process_report.summary_lines(report))
+    assert "in-process x2" in text and "torchwm" in text and "parent_cpu_us" in text
+    summary_text = "\n".join(process_report.summary_lines(report))
+    assert "targets:" in summary_text and "rounds: " in summary_text and "per batch: wall" in summary_text
     assert process_report.plot(report, tmp_path / "p.png").stat().st_size > 0
 
 
@@ -247,7 +257,10 @@ def test_process_overhead_reports_per_batch_costs(capsys):
 
     from torchwm.benchmarks import process_overhead
 
-    process_overhead.main(["--workers-envs", "1x2,2x1", "--batches", "50"])
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [row["shape"] for row in rows] == ["1x2", "2x1"]
+    process_overhead.main(["--workers-envs", "1x2,2x1", "--batches", "50", "--repeats", "2", "--env", "cartpole"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = [json.loads(line) for line in lines if line.startswith("{")]
+    assert [row["shape"] for row in rows] == ["1x2", "2x1"] and all(row["env"] == "cartpole" for row in rows)
     assert all(row["wall_us"] > 0 and row["parent_cpu_us"] >= 0 and row["worker_cpu_us"] >= 0 for row in rows)
+    assert all(row["env_cpu_us_per_worker"] > 0 and isinstance(row["parent_target_met"], bool) for row in rows)
+    assert sum("vectorizer overhead per batch, CPU time" in line for line in lines) == 2

@@ -15,6 +15,8 @@ batch: ``step`` in sync mode, ``send`` + ``recv`` in pool mode), ``close``.
   (one process per env for Async); no pool mode.
 
 A backend that cannot run here raises :class:`Unavailable` with the reason, which the reports show.
+Each timed run also gives what a batch cost (:class:`~torchwm.benchmarks.batch_cost.BatchCost`): wall
+time, the caller's CPU time and its workers' (``Stepper.worker_pids``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+
+from torchwm.benchmarks.batch_cost import BatchCost
+from torchwm.benchmarks.cpu_time import CpuSnapshot
 
 BACKENDS = ("torchwm", "pufferlib", "pufferlib_async", "gym_sync", "gym_async")
 DEFAULT_BACKENDS = ("torchwm", "pufferlib", "gym_sync", "gym_async")
@@ -138,6 +143,10 @@ class Stepper:
     def close(self) -> None:
         raise NotImplementedError
 
+    def worker_pids(self) -> list[int]:
+        """The processes that step the envs besides the caller's (none for an in-process vectorizer)."""
+        return [process.pid for process in self.env.processes]
+
 
 class TorchwmStepper(Stepper):
     def __init__(self, factory: Callable[[], Any], shape: Shape) -> None:
@@ -159,6 +168,9 @@ class TorchwmStepper(Stepper):
 
     def close(self) -> None:
         self.env.close()
+
+    def worker_pids(self) -> list[int]:
+        return list(self.env.worker_pids)
 
 
 class PufferStepper(Stepper):
@@ -225,6 +237,9 @@ class GymStepper(Stepper):
     def close(self) -> None:
         self.env.close()
 
+    def worker_pids(self) -> list[int]:
+        return [process.pid for process in getattr(self.env, "processes", [])]  # SyncVectorEnv: none
+
 
 def open_stepper(backend: str, factory: Callable[[], Any], shape: Shape) -> Stepper:
     """``backend`` running ``factory``'s envs in ``shape``; :class:`Unavailable` where it cannot here."""
@@ -248,6 +263,27 @@ def random_actions(space: spaces.Space, batch_size: int, seed: int, dtype: Any) 
     return [np.array([space.sample() for _ in range(batch_size)], dtype=dtype) for _ in range(ACTION_BATCHES)]
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One timed run: env steps per second and what a batch cost."""
+
+    steps_per_s: float
+    cost: BatchCost
+
+
+def _timed_caller(caller: Callable[[], None]) -> tuple[Callable[[], None], list[float]]:
+    """``caller`` wrapped to add the CPU time it burns to the returned one-element list: the policy's
+    CPU is the caller's own work, left out of what a batch costs it."""
+    burned = [0.0]
+
+    def timed() -> None:
+        start = time.thread_time()
+        caller()
+        burned[0] += time.thread_time() - start
+
+    return timed, burned
+
+
 def time_stepper(
     stepper: Stepper,
     seconds: float,
@@ -255,25 +291,44 @@ def time_stepper(
     *,
     warmup_steps: int = 5,
     seed: int = 0,
-) -> float:
+) -> Sample:
     """Env steps per second (one env stepping once counts one) over ``seconds`` of batches of random
-    actions, the ``caller``'s work (its policy) before each batch's step, all counted in the time."""
+    actions, the ``caller``'s work (its policy) before each batch's step, all counted in the time; and
+    each batch's wall and CPU time (the caller's policy CPU left out)."""
     batch = stepper.shape.batch_size
     actions = random_actions(stepper.single_action_space, batch, seed, stepper.env.action_space.dtype)
     stepper.reset(seed)
     for i in range(warmup_steps):
         stepper.step(actions[i % ACTION_BATCHES])
+    timed, burned = _timed_caller(caller) if caller is not None else (None, [0.0])
+    pids = stepper.worker_pids()
     steps = 0
-    start = time.perf_counter()
-    deadline = start + seconds
+    before = CpuSnapshot.take(pids)
+    deadline = before.wall_s + seconds
     while True:
-        if caller is not None:
-            caller()
+        if timed is not None:
+            timed()
         stepper.step(actions[steps % ACTION_BATCHES])
         steps += 1
-        now = time.perf_counter()
-        if now >= deadline:
-            return steps * batch / (now - start)
+        if time.perf_counter() >= deadline:
+            after = CpuSnapshot.take(pids, clocks_first=True)
+            cost = BatchCost.between(before, after, steps, burned[0])
+            return Sample(steps * batch / (after.wall_s - before.wall_s), cost)
+
+
+def measure_sample(
+    backend: str,
+    factory: Callable[[], Any],
+    shape: Shape,
+    seconds: float,
+    caller: Callable[[], None] | None = None,
+) -> Sample:
+    """Opens ``backend`` for ``shape`` (not timed), times it for ``seconds`` and closes it."""
+    stepper = open_stepper(backend, factory, shape)
+    try:
+        return time_stepper(stepper, seconds, caller)
+    finally:
+        stepper.close()
 
 
 def measure(
@@ -283,9 +338,5 @@ def measure(
     seconds: float,
     caller: Callable[[], None] | None = None,
 ) -> float:
-    """Opens ``backend`` for ``shape`` (not timed), times it for ``seconds`` and closes it."""
-    stepper = open_stepper(backend, factory, shape)
-    try:
-        return time_stepper(stepper, seconds, caller)
-    finally:
-        stepper.close()
+    """:func:`measure_sample`'s env steps per second."""
+    return measure_sample(backend, factory, shape, seconds, caller).steps_per_s

@@ -5,7 +5,10 @@ For each case (an env: CartPole, CartPole with ~0.2 ms of numpy per step, ...) t
 workers x envs per worker (``1x32,2x16,4x8``) for torchwm and PufferLib, in sync mode (every env in
 every batch) and pool mode (half the envs per batch: the first ready workers), and gymnasium's two
 vector envs once over the same number of envs. Every configuration is measured once per round, the
-rounds interleaved (a change of load on the machine hits all of them alike); rows carry the median.
+rounds interleaved (a change of load on the machine hits all of them alike); rows carry the median, the
+min and max over rounds, and what a batch cost: wall time, the caller's CPU time, the workers'. After
+``rounds`` rounds, rounds of each backend's best point are added until the ratio of torchwm's best to
+each other backend's best spreads by less than ``ratio_spread`` (``round_spread``), or ``max_rounds``.
 ``--policy-ms`` is the caller's time per batch (slept, or burned on the CPU), before every step.
 """
 
@@ -13,25 +16,25 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from torchwm.benchmarks import process_envs
+from torchwm.benchmarks.cpu_time import cpu_source
 from torchwm.benchmarks.process_backends import (
-    BACKENDS,
     DEFAULT_BACKENDS,
     POOL_BACKENDS,
     POOL_ONLY_BACKENDS,
     Shape,
-    Unavailable,
     caller_work,
-    measure,
     sync_and_pool,
 )
 from torchwm.benchmarks.process_envs import BusyEnv
 from torchwm.benchmarks.process_multi_agent import MA_CASES, run_multi_agent
+from torchwm.benchmarks.process_rounds import Config, Measured, measure_adaptively, measure_round
+from torchwm.benchmarks.process_summary import RATIO_SPREAD, summarize, unsettled
+from torchwm.benchmarks.round_spread import paired_ratios
 
 __all__ = [
     "CASES",
@@ -51,6 +54,7 @@ CASES: dict[str, tuple[Callable[[], Any], str]] = {
 }
 DEFAULT_CASES = ("cartpole", "cartpole_numpy")
 HEAVY_CASE = "cartpole_numpy"
+MAX_ROUNDS = 15  # the cap on adaptive rounds: each adds every backend's best point once per case
 
 
 def cpu_count() -> int:
@@ -72,35 +76,6 @@ def default_workers_envs(cores: int | None = None) -> list[tuple[int, int]]:
     return [(w, total // w) for w in sorted(counts) if total % w == 0]
 
 
-@dataclass(frozen=True)
-class Config:
-    """One measured point of a case: a backend in a shape."""
-
-    case: str
-    backend: str
-    shape: Shape
-
-    @property
-    def label(self) -> str:
-        """How tables name its shape: ``2x16`` for the process vectorizers, the env count for gymnasium's."""
-        if self.backend == "gym_sync":
-            return f"in-process x{self.shape.num_envs}"
-        if self.backend == "gym_async":
-            return f"{self.shape.num_envs}x1"
-        return self.shape.workers_envs
-
-
-@dataclass
-class Measured:
-    config: Config
-    rates: list[float] = field(default_factory=list)
-    skipped: str | None = None
-
-    @property
-    def median(self) -> float | None:
-        return float(np.median(self.rates)) if self.rates else None
-
-
 def sweep(
     cases: list[str], workers_envs: list[tuple[int, int]], backends: list[str], modes: tuple[str, ...]
 ) -> list[Config]:
@@ -120,43 +95,34 @@ def sweep(
     return configs
 
 
-def measure_rounds(
-    configs: list[Config],
-    seconds: float,
-    rounds: int,
-    caller: Callable[[], None] | None,
-    progress: Any = None,
-) -> list[Measured]:
-    """``rounds`` rounds, each measuring every config of a case once, case after case. A config that
-    is unavailable here is skipped from then on, with the reason."""
-    results = [Measured(c) for c in configs]
-    for case in dict.fromkeys(c.case for c in configs):
-        factory = CASES[case][0]
-        for _ in range(rounds):
-            for result in (r for r in results if r.config.case == case and r.skipped is None):
-                try:
-                    result.rates.append(measure(result.config.backend, factory, result.config.shape, seconds, caller))
-                except Unavailable as why:
-                    result.skipped = str(why)
-                if progress is not None:
-                    progress.update(1)
-    return results
+def _median(values: list[float]) -> float:
+    return float(np.median(values))
 
 
-def _ratio(ours: list[float], theirs: list[float]) -> float | None:
-    """The median over rounds of ours / theirs in the same round."""
-    pairs = [a / b for a, b in zip(ours, theirs) if b > 0]
-    return float(np.median(pairs)) if pairs else None
+def _cost_columns(result: Measured) -> dict[str, float | None]:
+    """The median over its rounds of each per-batch figure, microseconds."""
+    costs = [s.cost for s in result.samples.values()]
+    if not costs:
+        return {"wall_us": None, "parent_cpu_us": None, "workers_cpu_us": None}
+    workers = [c.workers_cpu_us for c in costs if c.workers_cpu_us is not None]
+    return {
+        "wall_us": round(_median([c.wall_us for c in costs]), 1),
+        "parent_cpu_us": round(_median([c.parent_cpu_us for c in costs]), 1),
+        "workers_cpu_us": round(_median(workers), 1) if workers else None,
+    }
 
 
-def table_rows(results: list[Measured]) -> list[dict[str, Any]]:
-    """One row per config; torchwm's carry ``vs_pufferlib`` (and ``vs_pufferlib_async`` where that was
-    measured): its rate over PufferLib's at the same shape and mode, the median over rounds of the
-    ratio in each round."""
+def table_rows(results: list[Measured], rounds: int | None = None) -> list[dict[str, Any]]:
+    """One row per config: the median rate, its min and max over rounds, each round's rate (None where
+    the config sat a round out), and per batch: wall time, the caller's CPU and the workers' CPU.
+    torchwm's rows carry ``vs_pufferlib`` (and ``vs_pufferlib_async`` where that was measured): its
+    rate over PufferLib's at the same shape and mode, the median of the per-round ratios."""
+    rounds = rounds if rounds is not None else max((max(r.samples) + 1 for r in results if r.samples), default=0)
     by_key = {(r.config.case, r.config.backend, r.config.shape): r for r in results}
     rows = []
     for r in results:
         c = r.config
+        rates = r.rates
         row: dict[str, Any] = {
             "case": c.case,
             "backend": c.backend,
@@ -165,50 +131,20 @@ def table_rows(results: list[Measured]) -> list[dict[str, Any]]:
             "num_envs": c.shape.num_envs,
             "batch_size": c.shape.batch_size,
             "steps_per_s": round(r.median) if r.median is not None else None,
-            "rounds": [round(x) for x in r.rates],
+            "min_steps_per_s": round(min(rates)) if rates else None,
+            "max_steps_per_s": round(max(rates)) if rates else None,
+            "rounds": [None if x is None else round(x) for x in r.by_round(rounds)],
+            **_cost_columns(r),
         }
         if r.skipped:
             row["skipped"] = r.skipped
         for peer in ("pufferlib", "pufferlib_async"):
             theirs = by_key.get((c.case, peer, c.shape))
-            if c.backend == "torchwm" and theirs is not None and theirs.rates and r.rates:
-                ratio = _ratio(r.rates, theirs.rates)
-                row[f"vs_{peer}"] = round(ratio, 2) if ratio is not None else None
+            if c.backend == "torchwm" and theirs is not None and theirs.samples and r.samples:
+                ratios = paired_ratios(r.by_round(rounds), theirs.by_round(rounds))
+                row[f"vs_{peer}"] = round(_median(ratios), 2) if ratios else None
         rows.append(row)
     return rows
-
-
-def _best(rows: list[dict[str, Any]], case: str, backend: str, mode: str | None = None) -> dict[str, Any] | None:
-    candidates = [
-        r
-        for r in rows
-        if r["case"] == case and r["backend"] == backend and r["steps_per_s"] and mode in (None, r["mode"])
-    ]
-    return max(candidates, key=lambda r: r["steps_per_s"]) if candidates else None
-
-
-def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per case: each backend's best row (over shapes and modes; and per mode), and torchwm's best over
-    each peer's best."""
-    summary: dict[str, Any] = {}
-    for case in dict.fromkeys(r["case"] for r in rows):
-        best = {b: _best(rows, case, b) for b in BACKENDS}
-        by_mode = {mode: {b: _best(rows, case, b, mode) for b in POOL_BACKENDS} for mode in ("sync", "pool")}
-        ours = best["torchwm"]
-        summary[case] = {
-            "best": {b: _brief(r) for b, r in best.items() if r},
-            "best_by_mode": {m: {b: _brief(r) for b, r in bs.items() if r} for m, bs in by_mode.items()},
-            "torchwm_best_x": {
-                b: round(ours["steps_per_s"] / r["steps_per_s"], 2)
-                for b, r in best.items()
-                if ours and r and b != "torchwm"
-            },
-        }
-    return summary
-
-
-def _brief(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("steps_per_s", "workers_envs", "mode", "batch_size")}
 
 
 # The issue's targets for TorchVectorizedEnv, checked on every run: (what, ratio, goal).
@@ -240,11 +176,11 @@ def target_checks(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[d
                     row.get("vs_pufferlib"),
                     ONE_WORKER_VS_PUFFERLIB,
                 )
-        if case == HEAVY_CASE and "torchwm" in s["best"]:
-            peers = [s["best"][b]["steps_per_s"] for b in ("pufferlib", "gym_sync") if b in s["best"]]
-            if peers:
-                ratio = s["best"]["torchwm"]["steps_per_s"] / max(peers)
-                check(f"{case}: torchwm best / best of pufferlib and gym_sync", ratio, HEAVY_VS_BEST_OF_BOTH)
+        if case == HEAVY_CASE:
+            # Over the faster of the two: the lower of torchwm's (per-round) ratios to each.
+            ratios = [x[b] for b in ("pufferlib", "gym_sync") if b in x]
+            if ratios:
+                check(f"{case}: torchwm best / best of pufferlib and gym_sync", min(ratios), HEAVY_VS_BEST_OF_BOTH)
         for row in rows:
             if row["case"] == case and row["backend"] == "torchwm" and row["mode"] == "pool":
                 # Against PufferLib's faster pool at this shape, where both of its pools were measured.
@@ -277,10 +213,56 @@ def versions() -> dict[str, str | None]:
     return found
 
 
+def contenders(results: list[Measured], summary: dict[str, Any], pairs: list[tuple[str, str]]) -> list[Measured]:
+    """The points behind ``pairs`` (case, peer) of the summary: torchwm's best and each peer's best."""
+    wanted = {(case, "torchwm") for case, _ in pairs} | set(pairs)
+    chosen = []
+    for r in results:
+        c = r.config
+        best = summary.get(c.case, {}).get("best", {}).get(c.backend)
+        point = (c.label, c.shape.mode, c.shape.batch_size)
+        if (c.case, c.backend) in wanted and best and r.skipped is None and point == _point(best):
+            chosen.append(r)
+    return chosen
+
+
+def _point(best: dict[str, Any]) -> tuple[str, str, int]:
+    return best["workers_envs"], best["mode"], best["batch_size"]
+
+
+def _run_rounds(
+    configs: list[Config],
+    seconds: float,
+    rounds: tuple[int, int],
+    ratio_spread: float,
+    caller: Callable[[], None] | None,
+    progress: Any,
+) -> tuple[list[Measured], int]:
+    """``rounds`` (least, most) interleaved rounds: all configs, then the contenders of ratios not
+    yet settled. Returns the results and the rounds run."""
+    results = [Measured(c) for c in configs]
+    factories = {case: CASES[case][0] for case in dict.fromkeys(c.case for c in configs)}
+    if progress is not None:
+        progress.total = len(configs) * rounds[0]
+
+    def one_round(chosen: list[Measured], index: int) -> None:
+        if progress is not None and index >= rounds[0]:
+            progress.total += len(chosen)
+        measure_round(chosen, index, factories, seconds, caller, progress)
+
+    def pending(done: list[Measured], count: int) -> list[Measured]:
+        summary = summarize(table_rows(done, count))
+        return contenders(done, summary, unsettled(summary, ratio_spread))
+
+    return results, measure_adaptively(results, one_round, rounds[0], rounds[1], pending)
+
+
 def run_process_benchmarks(
     seconds: float = 2.0,
     rounds: int = 3,
     *,
+    max_rounds: int | None = None,
+    ratio_spread: float = RATIO_SPREAD,
     cases: list[str] | None = None,
     workers_envs: list[tuple[int, int]] | None = None,
     backends: list[str] | None = None,
@@ -290,8 +272,11 @@ def run_process_benchmarks(
     progress: Any = None,
 ) -> dict[str, Any]:
     """The whole suite: ``rounds`` interleaved rounds of ``seconds / rounds`` (at least 0.2 s) per
-    config. Returns ``rows`` (``table_rows``), ``summary``, ``targets``, ``env_ms_per_step`` (one env
-    alone, ms of CPU per step, per case) and the settings."""
+    config, then rounds of the best points until every ratio of torchwm's best to a peer's best
+    spreads by less than ``ratio_spread``, up to ``max_rounds`` (default ``MAX_ROUNDS``; at least
+    ``rounds``). Returns ``rows`` (``table_rows``), ``summary``, ``targets``, ``env_ms_per_step``
+    (one env alone, ms of CPU per step, per case), ``rounds`` (how many, whether the cap was hit and
+    the ratios still unsettled) and the settings."""
     cases = list(cases or (*DEFAULT_CASES, *MA_CASES))
     unknown = set(cases) - set(CASES) - set(MA_CASES)
     if unknown:
@@ -301,31 +286,56 @@ def run_process_benchmarks(
     cases = [c for c in cases if c in CASES]
     workers_envs = workers_envs or default_workers_envs()
     backends = list(backends or DEFAULT_BACKENDS)
-    rounds = max(1, int(rounds))
-    per_run = max(0.2, seconds / rounds)
+    least = max(1, int(rounds))
+    most = max(least, MAX_ROUNDS if max_rounds is None else int(max_rounds))
+    per_run = max(0.2, seconds / least)
     configs = sweep(cases, workers_envs, backends, modes)
-    if progress is not None:
-        progress.total = len(configs) * rounds
-    results = measure_rounds(configs, per_run, rounds, caller_work(policy, policy_ms), progress)
-    multi_agent_report = run_multi_agent(per_run, rounds, multi_agent) if multi_agent else None
-    rows = table_rows(results)
+    caller = caller_work(policy, policy_ms)
+    results, done = _run_rounds(configs, per_run, (least, most), ratio_spread, caller, progress)
+    multi_agent_report = (
+        run_multi_agent(per_run, least, multi_agent, max_rounds=most, ratio_spread=ratio_spread)
+        if multi_agent
+        else None
+    )
+    rows = table_rows(results, done)
     summary = summarize(rows)
+    left = unsettled(summary, ratio_spread)
     return {
-        "settings": {
-            "cases": {c: CASES[c][1] for c in cases},
-            "workers_envs": [f"{w}x{e}" for w, e in workers_envs],
-            "backends": backends,
-            "modes": list(modes),
-            "rounds": rounds,
-            "seconds_per_config_and_round": per_run,
-            "policy_ms": policy_ms,
-            "policy": policy,
-            "cores": cpu_count(),
-            "versions": versions(),
+        "settings": _settings(cases, workers_envs, backends, modes, per_run, policy_ms, policy),
+        "rounds": {
+            "run": done,
+            "least": least,
+            "most": most,
+            "ratio_spread": ratio_spread,
+            "cap_hit": bool(left),
+            "unsettled": [f"{case}: torchwm / {peer}" for case, peer in left],
         },
         "env_ms_per_step": {c: round(process_envs.step_cost_ms(CASES[c][0]), 4) for c in cases},
         "rows": rows,
         "summary": summary,
         "targets": target_checks(rows, summary),
         "multi_agent": multi_agent_report,
+    }
+
+
+def _settings(
+    cases: list[str],
+    workers_envs: list[tuple[int, int]],
+    backends: list[str],
+    modes: tuple[str, ...],
+    per_run: float,
+    policy_ms: float,
+    policy: str,
+) -> dict[str, Any]:
+    return {
+        "cases": {c: CASES[c][1] for c in cases},
+        "workers_envs": [f"{w}x{e}" for w, e in workers_envs],
+        "backends": backends,
+        "modes": list(modes),
+        "seconds_per_config_and_round": per_run,
+        "policy_ms": policy_ms,
+        "policy": policy,
+        "cores": cpu_count(),
+        "cpu_time_from": cpu_source(),
+        "versions": versions(),
     }

@@ -7,7 +7,9 @@
   only where ``pufferlib.vector`` imports (skipped otherwise, with the reason, as in the CartPole case).
 
 A case whose env does not install here (``mpe2``, ``pymunk``) is skipped with the reason. Rates are rows
-(agent steps) per second, the median of interleaved rounds with their spread.
+(agent steps) per second, the median of interleaved rounds with their spread; rounds are added until
+torchwm's per-round ratio to each other backend spreads by less than the target (``round_spread``), or
+the cap.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from torchwm.benchmarks.process_backends import Unavailable, pufferlib_missing
+from torchwm.benchmarks.round_spread import RATIO_SPREAD, paired_ratios, ratio_spread, settled
 
 __all__ = ["MA_BACKENDS", "MA_CASES", "run_multi_agent"]
 
@@ -133,22 +136,43 @@ def _case_missing(case: str) -> str | None:
     return None
 
 
-def run_multi_agent(seconds: float, rounds: int, cases: list[str] | None = None) -> dict[str, Any]:
-    """Every case x backend, ``rounds`` interleaved rounds of ``seconds`` each; rows with the median,
-    the spread (min, max) and torchwm's ratio to the best other backend against the 1.3x target."""
+def run_multi_agent(
+    seconds: float,
+    rounds: int,
+    cases: list[str] | None = None,
+    *,
+    max_rounds: int | None = None,
+    ratio_spread: float = RATIO_SPREAD,
+) -> dict[str, Any]:
+    """Every case x backend in interleaved rounds of ``seconds`` each: ``rounds`` of them, then more
+    until torchwm's per-round ratio to each other backend spreads by less than ``ratio_spread``, up
+    to ``max_rounds`` (default: ``rounds``). Rows with the median, the spread (min, max) and torchwm's
+    ratio to the best other backend against the 1.3x target."""
+    most = max(rounds, max_rounds or rounds)
     results: list[dict[str, Any]] = []
     for case in cases or list(MA_CASES):
         skipped = _case_missing(case)
         rates: dict[str, list[float]] = {b: [] for b in MA_BACKENDS}
         why: dict[str, str] = {}
-        for _ in range(0 if skipped else rounds):
+        done = 0
+        while not skipped and (done < rounds or (done < most and not _settled(rates, ratio_spread))):
             for backend in (b for b in MA_BACKENDS if b not in why):
                 try:
                     rates[backend].append(_measure(backend, case, seconds))
                 except Unavailable as reason:
                     why[backend] = str(reason)
+            done += 1
         results.append(_case_row(case, rates, why, skipped))
-    return {"target": TARGET, "rows": results}
+    return {"target": TARGET, "ratio_spread": ratio_spread, "rows": results}
+
+
+def _versus(rates: dict[str, list[float]]) -> dict[str, Any]:
+    """torchwm's per-round ratio to each other backend measured (all run in every round)."""
+    return {b: ratio_spread(paired_ratios(rates["torchwm"], r)) for b, r in rates.items() if b != "torchwm" and r}
+
+
+def _settled(rates: dict[str, list[float]], target: float) -> bool:
+    return all(settled(spread, target) for spread in _versus(rates).values())
 
 
 def _case_row(case: str, rates: dict[str, list[float]], why: dict[str, str], skipped: str | None) -> dict[str, Any]:
@@ -163,6 +187,8 @@ def _case_row(case: str, rates: dict[str, list[float]], why: dict[str, str], ski
     others = [row["backends"][b]["median"] for b in MA_BACKENDS[1:] if "median" in row["backends"][b]]
     ours = row["backends"]["torchwm"].get("median")
     row["ratio_vs_best_other"] = ours / max(others) if ours and others else None
+    row["rounds"] = len(rates["torchwm"])
+    row["torchwm_ratio_spread"] = {b: s.spread for b, s in _versus(rates).items() if s and s.spread is not None}
     row["target_met"] = row["ratio_vs_best_other"] is not None and row["ratio_vs_best_other"] >= TARGET
     return row
 
@@ -180,8 +206,10 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
         ]
         ratio = row["ratio_vs_best_other"]
         verdict = "n/a" if ratio is None else f"{ratio:.2f}x ({'met' if row['target_met'] else 'not met'})"
+        spreads = ", ".join(f"vs {b} {x:.0%}" for b, x in row.get("torchwm_ratio_spread", {}).items())
         lines.append(
             f"multi-agent {row['case']} {row['workers_envs']} rows/s: {', '.join(parts)}; "
-            f"torchwm / best other {verdict}, target {report['target']}x"
+            f"torchwm / best other {verdict}, target {report['target']}x; "
+            f"{row.get('rounds', '?')} rounds, ratio spread {spreads or 'not measured'}"
         )
     return lines

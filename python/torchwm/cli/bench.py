@@ -62,16 +62,18 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
     if not backends:
         raise SystemExit(f"--suite process: no backend of {args.backends} is one of {list(process_backends.BACKENDS)}")
     workers_envs: list[tuple[int, int]] | None
-    if args.quick:
+    if args.quick:  # one round: no spread, no adaptive rounds
         workers_envs = process_backends.parse_workers_envs(args.workers_envs or "1x4,2x2")
-        seconds, rounds = 0.4, 1
+        seconds, rounds, max_rounds = 0.4, 1, 1
     else:
         workers_envs = process_backends.parse_workers_envs(args.workers_envs) if args.workers_envs else None
-        seconds, rounds = args.seconds, args.process_rounds
+        seconds, rounds, max_rounds = args.seconds, args.process_rounds, args.max_process_rounds
     with tqdm(desc="process", unit="run") as progress:
         process = process_bench.run_process_benchmarks(
             seconds,
             rounds,
+            max_rounds=max_rounds,
+            ratio_spread=args.ratio_spread,
             cases=args.cases,
             workers_envs=workers_envs,
             backends=backends,
@@ -294,7 +296,22 @@ def _add_timing_options(p: argparse.ArgumentParser) -> None:
         type=int,
         default=3,
         help="process suite and --tune: interleaved rounds (each config gets --seconds / rounds per round); the median"
-        " is reported",
+        " is reported. Process suite: the least; more are added, see --max-process-rounds",
+    )
+    p.add_argument(
+        "--max-process-rounds",
+        type=int,
+        default=None,
+        help="process suite: after --process-rounds, rounds of each backend's best point are added until the ratio of"
+        " torchwm's best to each other backend's spreads by less than --ratio-spread, up to this many rounds in all"
+        " (default 15; the output says when the cap was hit)",
+    )
+    p.add_argument(
+        "--ratio-spread",
+        type=float,
+        default=0.10,
+        help="process suite: the spread a ratio must get below (the width of its median's 90%% interval over the"
+        " rounds, relative to the median; default 0.10)",
     )
     p.add_argument(
         "--policy-ms",
@@ -317,7 +334,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--quick",
         action="store_true",
-        help="a short smoke run: atari 8 envs, 1 s per point; process suite 1x4 and 2x2, one round of 0.4 s",
+        help="a short smoke run: atari 8 envs, 1 s per point; process suite 1x4 and 2x2, one round of 0.4 s (no spread)",
     )
 
 
