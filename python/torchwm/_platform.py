@@ -180,7 +180,7 @@ def _linux_child_pids() -> list[int]:
 
 def _linux_shm_segments() -> set[str]:
     with open("/proc/self/maps") as maps:
-        # A deleted file's path ends in " (deleted)" here, not in psutil's reading: named as psutil names it.
+        # A deleted file's path ends in " (deleted)" here and in its fd's link, not in psutil's reading.
         segments = {
             line.split(maxsplit=5)[-1].strip().removesuffix(" (deleted)") for line in maps if "/dev/shm/" in line
         }
@@ -190,5 +190,5 @@ def _linux_shm_segments() -> set[str]:
         except OSError:  # closed while we looked
             continue
         if target.startswith("/dev/shm/"):
-            segments.add(target)
+            segments.add(target.removesuffix(" (deleted)"))
     return segments

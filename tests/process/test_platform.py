@@ -96,13 +96,22 @@ def test_both_cpu_time_readings_agree(monkeypatch) -> None:
 
 
 def test_both_resource_readings_agree(monkeypatch) -> None:
-    monkeypatch.setattr(_platform, "PORTABLE", False)
-    linux = _platform.resources()
     monkeypatch.setattr(_platform, "PORTABLE", True)
-    portable = _platform.resources()
-    for key in ("threads", "fds", "children", "shm_segments"):
+    fd = _platform.shared_file("torchwm-test", 4096)
+    try:
+        with mmap.mmap(fd, 0):
+            portable = _platform.resources()
+            monkeypatch.setattr(_platform, "PORTABLE", False)
+            linux = _platform.resources()
+    finally:
+        os.close(fd)
+    for key in ("threads", "fds", "children"):
         assert linux[key] == portable[key], key
     assert linux["rss_mib"] == pytest.approx(portable["rss_mib"], rel=0.1)
+    # psutil lists mapped files; /proc also shows deleted ones only held open by a descriptor.
+    mapped = {path for path in portable["shm_segments"] if "/torchwm-test-" in path}
+    assert len(mapped) == 1
+    assert portable["shm_segments"] <= linux["shm_segments"]
 
 
 def test_each_column_has_its_start_method_and_cores(column) -> None:

@@ -19,7 +19,7 @@ from gymnasium.vector import AutoresetMode
 import torchwm.process.pool
 import torchwm.process.torch_vectorized_env
 from testing_support import CtrlCOnce
-from torchwm import InvalidArgumentError, TorchVectorizedEnv, WorkerCrashedError
+from torchwm import InvalidArgumentError, TorchVectorizedEnv, WorkerCrashedError, _platform
 from torchwm.errors import AlreadyPendingCallError, EnvStateError, NoAsyncCallError, ResetNeeded
 
 NUM_WORKERS, ENVS_PER_WORKER, BATCH = 4, 2, 4
@@ -336,22 +336,15 @@ def test_a_dead_worker_is_reported_while_the_others_keep_answering():
         envs.close()
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` (``/proc/<pid>/stat``)."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_an_idle_vectorizer_burns_no_cpu():
     """Workers waiting for a command sleep (after a spin of well under a millisecond)."""
     envs = TorchVectorizedEnv(cartpole, 2, 2)
     try:
         envs.reset(seed=0)
         pids = envs.worker_pids
-        before = [cpu_seconds(pid) for pid in pids]
+        before = [_platform.process_cpu_seconds(pid) for pid in pids]
         time.sleep(2.0)
-        used = [cpu_seconds(pid) - start for pid, start in zip(pids, before)]
+        used = [_platform.process_cpu_seconds(pid) - start for pid, start in zip(pids, before)]
         assert max(used) < 0.2, used
     finally:
         envs.close()

@@ -162,11 +162,3 @@ def test_cpu_readings_come_from_one_function():
     assert mine is not None and mine >= start - 0.02
     assert CpuSnapshot.take([]).workers_cpu_s is None
     assert CpuSnapshot.take([os.getpid()], clocks_first=True).workers_cpu_s is not None
-
-
-def test_psutil_twin_agrees_with_proc_where_both_exist():
-    pytest.importorskip("psutil")
-    if not os.path.exists("/proc/self/stat"):
-        pytest.skip("no /proc")
-    proc = cpu_time._proc_cpu_seconds(os.getpid())
-    assert cpu_time._psutil_cpu_seconds(os.getpid()) == pytest.approx(proc, abs=0.05)

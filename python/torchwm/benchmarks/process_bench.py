@@ -14,12 +14,12 @@ each other backend's best spreads by less than ``ratio_spread`` (``round_spread`
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from torchwm import _platform
 from torchwm.benchmarks import process_envs
 from torchwm.benchmarks.cpu_time import cpu_source
 from torchwm.benchmarks.process_backends import (
@@ -58,7 +58,7 @@ MAX_ROUNDS = 15  # the cap on adaptive rounds: each adds every backend's best po
 
 
 def cpu_count() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return _platform.usable_cores()
 
 
 def default_workers_envs(cores: int | None = None) -> list[tuple[int, int]]:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from torchwm import _platform
 from torchwm.benchmarks import process_envs
 from torchwm.benchmarks.batch_cost import BatchCost, net_of_envs
 from torchwm.benchmarks.cpu_time import CpuSnapshot, cpu_source
@@ -68,7 +68,7 @@ def overhead_row(
     net = float(np.median([net_of_envs(w, envs_per_worker, e) for w, e in zip(per_worker, env_step_us)]))
     return {
         "shape": f"{workers}x{envs_per_worker}",
-        "cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cores": _platform.usable_cores(),
         "wall_us": round(wall[0], 1),
         "wall_us_range": [round(wall[1], 1), round(wall[2], 1)],
         "parent_cpu_us": round(parent[0], 1),
