@@ -162,3 +162,23 @@ def test_cpu_readings_come_from_one_function():
     assert mine is not None and mine >= start - 0.02
     assert CpuSnapshot.take([]).workers_cpu_s is None
     assert CpuSnapshot.take([os.getpid()], clocks_first=True).workers_cpu_s is not None
+
+
+def test_transport_cost_compares_each_pair_and_keeps_the_ratios_range():
+    from torchwm.benchmarks import transport_cost
+
+    def row(wall, parent, worker):
+        return {"wall_us": wall, "parent_cpu_us": parent, "worker_cpu_us": worker}
+
+    pairs = [
+        (row(100, 50, 60), row(200, 50, 90)),
+        (row(120, 40, 60), row(180, 60, 60)),
+        (row(90, 50, 50), row(270, 45, 75)),
+    ]
+    summary = transport_cost.compare(pairs)
+    assert summary["wall_us"] == {"linux": 100, "portable": 200, "portable_over_linux": 2.0, "ratio_range": [1.5, 3.0]}
+    assert summary["parent_cpu_us"]["portable_over_linux"] == 1.0
+    assert summary["parent_cpu_us"]["ratio_range"] == [0.9, 1.5]
+    assert summary["worker_cpu_us"]["ratio_range"] == [1.0, 1.5]
+    text = transport_cost.line({"env": "noop", "shape": "2x16", **summary})
+    assert "wall_us 100 -> 200 (2.00x, 1.50..3.00)" in text

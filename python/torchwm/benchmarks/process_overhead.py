@@ -98,7 +98,8 @@ def measure(
         )
     finally:
         envs.close()
-    return {"env": env, **overhead_row(costs, num_workers, envs_per_worker, alone)}
+    transport = "portable" if _platform.PORTABLE else "linux"
+    return {"env": env, "transport": transport, **overhead_row(costs, num_workers, envs_per_worker, alone)}
 
 
 def verdict(row: dict[str, Any]) -> str:

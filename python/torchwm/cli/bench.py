@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,13 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
     png = process_report.plot(process, out_dir / "process_bench.png")
     if png is not None:
         print(f"plot: {png}")
+    if "torchwm" in backends and sys.platform.startswith("linux"):
+        from torchwm.benchmarks import transport_cost
+
+        # The portable transport (macOS's) beside Linux's, in child processes on each column.
+        pairs, batches = (1, 1000) if args.quick else (5, 5000)
+        process["transport_cost"] = transport_cost.compare_transports("2x16", "noop", batches, pairs)
+        print(transport_cost.line(process["transport_cost"]))
     return process
 
 
