@@ -36,6 +36,9 @@ class AgentWorker(Worker):
 
         config, buffers = self.config, self.config.buffers
         layout: AgentLayout = config.agents
+        # Each env's own layout: a reset compares its spaces with these, the same objects in the common
+        # case (a cheap check), not with env 0's, which came from another process's env.
+        self.layouts: list[AgentLayout] = []
         for i, factory in enumerate(config.factories):
             self.current = config.first_env + i
             make = cloudpickle.loads(factory) if isinstance(factory, bytes) else factory
@@ -46,7 +49,8 @@ class AgentWorker(Worker):
                     "PettingZoo ParallelEnv as sub-environment 0's"
                 )
             self.envs.append(env)
-            layout.check_same(AgentLayout.of(env, self.current), self.current)
+            self.layouts.append(AgentLayout.of(env, self.current))
+            layout.check_same(self.layouts[-1], self.current)
         self.layout, self.agent_count = layout, layout.count
         self.index = {agent: a for a, agent in enumerate(layout.agents)}
         rows = len(self.envs) * layout.count
@@ -140,7 +144,7 @@ class AgentWorker(Worker):
         """Resets env ``e`` (then checks that its spaces did not change); fills its rows; returns their infos."""
         env, base, count = self.envs[e], e * self.agent_count, self.agent_count
         observations, infos = env.reset(seed=seed, options=options)
-        self.layout.check_same(AgentLayout.of(env, self.current), self.current)
+        self.layouts[e].check_same(AgentLayout.of(env, self.current), self.current)
         row_infos = self._fill_rows(e, observations, infos, results)
         results[base : base + count] = [_ABSENT] * count
         for agent in observations:
