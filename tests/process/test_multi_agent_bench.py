@@ -24,6 +24,7 @@ def test_each_backend_at_its_best_configuration_with_the_ratio_per_round(monkeyp
         "torchwm": _runs({"2x1": [100.0, 120.0, 110.0], "2x2": [130.0, 150.0, 140.0]}),
         "supersuit": _runs({"1x1": [100.0, 50.0, 100.0], "2x2": [90.0, 95.0, 110.0]}),
         "pufferlib": {},
+        bench.ALONE: _runs({"2x2": [150.0, 160.0, 170.0]}),
     }
     row = bench._case_row("pistonball", runs, {"pufferlib": "not here"}, [2.0, 1.0, 3.0], None)
     assert row["backends"]["torchwm"]["workers_envs"] == "2x2"
@@ -36,6 +37,7 @@ def test_each_backend_at_its_best_configuration_with_the_ratio_per_round(monkeyp
     assert row["ceiling_rows_per_s"] == pytest.approx(1000.0)  # 2 cores / 2 ms
     assert row["ceiling_vs_best_other"] == pytest.approx(10.0)
     assert row["cpu_bound_vs_best_other"] == pytest.approx(0.5)  # its 1 ms of CPU per row / the env's 2
+    assert row["alone_vs_best_other"] == pytest.approx(1.6)  # the envs alone, 160 rows/s, over its 100
     lines = bench.summary_lines({"target": bench.TARGET, "rows": [row]})
     assert "1.40x (rounds 1.30..3.00), target 1.3x met" in lines[-1]
 
@@ -51,6 +53,7 @@ def test_torchwm_and_supersuit_step_the_case_and_the_env_alone_is_timed():
     pytest.importorskip("mpe2")
     pytest.importorskip("supersuit")
     assert bench.env_ms_per_row(bench.simple_spread, 0.05) > 0
+    assert bench.alone_rate(bench.simple_spread, 2, 2, 0.1) > 0
     for backend in ("torchwm", "supersuit"):
         rate, cpu_ms = bench._measure(backend, "simple_spread", 2, 2, 0.1)
         assert rate > 0

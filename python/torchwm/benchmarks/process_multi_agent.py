@@ -12,8 +12,10 @@ each is judged at its own best configuration. Rates are rows (agent steps) per s
 interleaved rounds with their spread; the ratio's spread is over rounds, torchwm's best configuration
 against the best other's in the same round. Beside them: the CPU time of each backend's processes per row
 (where psutil imports) and the env's own cost, one env stepped in this process with nothing around it,
-which bounds any vectorizer on this machine at ``cores / env_ms_per_row`` (``ceiling``): where that
-ceiling is under 1.3x the best other backend, no vectorizer can meet the target here.
+which bounds any vectorizer on this machine at ``cores / env_ms_per_row`` (``ceiling``, all cores free),
+and ``envs_alone``: at each configuration, that many processes stepping the envs with no vectorizer at
+all, measured in the same rounds (so under the same load). Where the best of these is under 1.3x the
+best other backend, no vectorizer can meet the target here: the env's own work is the bound.
 
 A case whose env does not install here (``mpe2``, ``pymunk``) is skipped with the reason.
 """
@@ -36,6 +38,7 @@ __all__ = ["MA_BACKENDS", "MA_CASES", "configs", "run_multi_agent", "summary_lin
 
 MA_BACKENDS = ("torchwm", "supersuit", "pufferlib")
 TARGET = 1.3  # torchwm / the best of the others
+ALONE = "envs_alone"  # the reference beside the backends: the envs stepped in processes, no vectorizer
 
 
 def simple_spread() -> Any:
@@ -189,6 +192,45 @@ def env_ms_per_row(factory: Callable[[], Any], seconds: float, seed: int = 0) ->
         env.close()
 
 
+def _step_alone(factory: Callable[[], Any], envs: int, seconds: float, start: Any, rates: Any) -> None:
+    """One process of ``alone_rate``: ``envs`` envs stepped in turn (actions drawn ahead), timed from
+    the moment every process is ready; puts its rows per second."""
+    group = [factory() for _ in range(envs)]
+    agents = list(group[0].possible_agents)
+    space = group[0].action_space(agents[0])
+    space.seed(0)
+    actions = [{agent: space.sample() for agent in agents} for _ in range(16)]
+    for i, env in enumerate(group):
+        env.reset(seed=i)
+    start.wait()
+    steps, begin = 0, time.perf_counter()
+    while (now := time.perf_counter()) < begin + seconds or steps == 0:
+        for env in group:
+            if env.agents:
+                env.step({agent: actions[steps % 16][agent] for agent in env.agents})
+            else:
+                env.reset()
+        steps += 1
+    rates.put(steps * envs * len(agents) / (now - begin))
+
+
+def alone_rate(factory: Callable[[], Any], workers: int, envs: int, seconds: float) -> float:
+    """Rows per second of ``workers`` processes each stepping ``envs`` envs with no vectorizer around
+    them (nothing sent, copied or waited for): the most any vectorizer's workers could give at that
+    shape, measured beside the backends, so under the same load."""
+    import multiprocessing as mp
+
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    start, rates = ctx.Barrier(workers), ctx.Queue()
+    processes = [ctx.Process(target=_step_alone, args=(factory, envs, seconds, start, rates)) for _ in range(workers)]
+    for process in processes:
+        process.start()
+    total = sum(rates.get(timeout=seconds + 120) for _ in processes)
+    for process in processes:
+        process.join()
+    return total
+
+
 def _case_missing(case: str) -> str | None:
     try:
         MA_CASES[case][0]().close()
@@ -206,6 +248,7 @@ def run_multi_agent(seconds: float, rounds: int, cases: list[str] | None = None)
         skipped = _case_missing(case)
         runs: dict[str, dict[str, list[tuple[float, float | None]]]] = {b: {} for b in MA_BACKENDS}
         why: dict[str, str] = {}
+        runs[ALONE] = {}
         env_ms: list[float] = []
         for _ in range(0 if skipped else rounds):
             env_ms.append(env_ms_per_row(MA_CASES[case][0], min(seconds, 1.0)))
@@ -217,6 +260,8 @@ def run_multi_agent(seconds: float, rounds: int, cases: list[str] | None = None)
                         why[backend] = str(reason)
                         continue
                     runs[backend].setdefault(f"{workers}x{envs}", []).append(run)
+                alone = alone_rate(MA_CASES[case][0], workers, envs, seconds)
+                runs[ALONE].setdefault(f"{workers}x{envs}", []).append((alone, None))
         results.append(_case_row(case, runs, why, env_ms, skipped))
     return {"target": TARGET, "cores": cores(), "rows": results}
 
@@ -252,6 +297,7 @@ def _case_row(
     stats = {b: {c: _config_stats(r) for c, r in per.items()} for b, per in runs.items()}
     row["per_config"] = stats
     row["backends"] = {b: _best(stats[b]) if stats[b] else {"skipped": why.get(b)} for b in MA_BACKENDS}
+    row[ALONE] = _best(stats[ALONE])
     row.update(_ratios(row["backends"]))
     row["env_ms_per_row"] = float(np.median(env_ms))
     row["ceiling_rows_per_s"] = cores() * 1e3 / row["env_ms_per_row"]
@@ -265,12 +311,13 @@ def _bounds(row: dict[str, Any]) -> dict[str, float | None]:
     spent around the env: the bound under load too, where the ceiling overstates)."""
     others = [row["backends"][b] for b in MA_BACKENDS[1:] if "median" in row["backends"][b]]
     if not others:
-        return {"ceiling_vs_best_other": None, "cpu_bound_vs_best_other": None}
+        return {"ceiling_vs_best_other": None, "cpu_bound_vs_best_other": None, "alone_vs_best_other": None}
     top = max(others, key=lambda b: b["median"])
     cpu = top["cpu_ms_per_row"]
     return {
         "ceiling_vs_best_other": row["ceiling_rows_per_s"] / top["median"],
         "cpu_bound_vs_best_other": cpu / row["env_ms_per_row"] if cpu else None,
+        "alone_vs_best_other": row[ALONE]["median"] / top["median"],
     }
 
 
@@ -295,7 +342,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             lines.append(f"multi-agent {row['case']}: skipped ({row['skipped']})")
             continue
         lines.append(f"multi-agent {row['case']} (best of {', '.join(row['configs'])}), rows/s:")
-        lines += [f"  {b:9s} {_best_text(v)}" for b, v in row["backends"].items()]
+        lines += [f"  {b:9s} {_best_text(v)}" for b, v in [*row["backends"].items(), (ALONE, row[ALONE])]]
         lines.append(f"  {_verdict(row, report['target'])}")
     return lines
 
@@ -315,9 +362,10 @@ def _verdict(row: dict[str, Any], target: float) -> str:
         text = (
             f"torchwm / best other {ratio:.2f}x (rounds {min(rounds):.2f}..{max(rounds):.2f}), target {target}x {met}"
         )
-    ceiling, cpu = row["ceiling_vs_best_other"], row["cpu_bound_vs_best_other"]
+    ceiling, cpu, alone = row["ceiling_vs_best_other"], row["cpu_bound_vs_best_other"], row["alone_vs_best_other"]
     bound = f" = {ceiling:.2f}x the best other" if ceiling else ""
     bound += f"; its CPU/row over the env's: {cpu:.2f}x" if cpu else ""
+    bound += f"; {ALONE} over it: {alone:.2f}x" if alone else ""
     return (
         f"{text}; env alone {row['env_ms_per_row']:.3f} ms CPU/row: ceiling {row['ceiling_rows_per_s']:,.0f} "
         f"rows/s on {cores()} cores{bound}"
