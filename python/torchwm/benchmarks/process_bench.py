@@ -270,8 +270,9 @@ def run_process_benchmarks(
     policy_ms: float = 0.0,
     policy: str = "sleep",
     progress: Any = None,
+    multi_agent_grid: bool = True,
 ) -> dict[str, Any]:
-    """The whole suite: ``rounds`` interleaved rounds of ``seconds / rounds`` (at least 0.2 s) per
+    """The whole suite (``multi_agent_grid=False``: the multi-agent cases at one configuration, a smoke run): ``rounds`` interleaved rounds of ``seconds / rounds`` (at least 0.2 s) per
     config, then rounds of the best points until every ratio of torchwm's best to a peer's best
     spreads by less than ``ratio_spread``, up to ``max_rounds`` (default ``MAX_ROUNDS``; at least
     ``rounds``). Returns ``rows`` (``table_rows``), ``summary``, ``targets``, ``env_ms_per_step``
@@ -293,7 +294,7 @@ def run_process_benchmarks(
     caller = caller_work(policy, policy_ms)
     results, done = _run_rounds(configs, per_run, (least, most), ratio_spread, caller, progress)
     multi_agent_report = (
-        run_multi_agent(per_run, least, multi_agent, max_rounds=most, ratio_spread=ratio_spread)
+        run_multi_agent(per_run, least, multi_agent, max_rounds=most, ratio_spread=ratio_spread, grid=multi_agent_grid)
         if multi_agent
         else None
     )

@@ -2,18 +2,27 @@
 
 - ``torchwm``: ``TorchVectorizedEnv(factory, num_workers, envs_per_worker)`` (agents as rows).
 - ``supersuit``: ``concat_vec_envs_v1(pettingzoo_env_to_vec_env_v1(env), num_envs, num_cpus=num_workers)``,
-  SuperSuit's processes over the same envs.
+  SuperSuit's processes over the same envs (one worker: SuperSuit steps the envs in this process).
 - ``pufferlib``: ``pufferlib.vector.Multiprocessing`` over ``pufferlib.emulation.PettingZooPufferEnv``,
   only where ``pufferlib.vector`` imports (skipped otherwise, with the reason, as in the CartPole case).
 
-A case whose env does not install here (``mpe2``, ``pymunk``) is skipped with the reason. Rates are rows
-(agent steps) per second, the median of interleaved rounds with their spread; rounds are added until
-torchwm's per-round ratio to each other backend spreads by less than the target (``round_spread``), or
-the cap.
+Every backend runs the same grid of workers x envs per worker (``configs``), the same envs, seeds and
+actions (of its own action dtype), and hands its caller a copy of the observations (each one's default);
+each is judged at its own best configuration. Rates are rows (agent steps) per second, the median of
+interleaved rounds with their spread; the ratio's spread is over rounds, torchwm's best configuration
+against the best other's in the same round. Beside them: the CPU time of each backend's processes per row
+(where psutil imports) and the env's own cost, one env stepped in this process with nothing around it,
+which bounds any vectorizer on this machine at ``cores / env_ms_per_row`` (``ceiling``, all cores free),
+and ``envs_alone``: at each configuration, that many processes stepping the envs with no vectorizer at
+all, measured in the same rounds (so under the same load). Where the best of these is under 1.3x the
+best other backend, no vectorizer can meet the target here: the env's own work is the bound.
+
+A case whose env does not install here (``mpe2``, ``pymunk``) is skipped with the reason.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -22,13 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from torchwm import _platform
+from torchwm.benchmarks import round_spread
+from torchwm.benchmarks.cpu_time import cpu_source
 from torchwm.benchmarks.process_backends import Unavailable, pufferlib_missing
-from torchwm.benchmarks.round_spread import RATIO_SPREAD, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.round_spread import RATIO_SPREAD, settled
 
-__all__ = ["MA_BACKENDS", "MA_CASES", "run_multi_agent"]
+__all__ = ["MA_BACKENDS", "MA_CASES", "configs", "run_multi_agent", "summary_lines"]
 
 MA_BACKENDS = ("torchwm", "supersuit", "pufferlib")
 TARGET = 1.3  # torchwm / the best of the others
+ALONE = "envs_alone"  # the reference beside the backends: the envs stepped in processes, no vectorizer
 
 
 def simple_spread() -> Any:
@@ -43,20 +56,36 @@ def pistonball() -> Any:
     return pistonball_v6.parallel_env(n_pistons=8, max_cycles=125)
 
 
-# case: (factory, description, (num_workers, envs_per_worker))
-MA_CASES: dict[str, tuple[Callable[[], Any], str, tuple[int, int]]] = {
-    "simple_spread": (simple_spread, "MPE simple_spread_v3, 3 agents (mpe2)", (2, 4)),
-    "pistonball": (pistonball, "Butterfly pistonball_v6, 8 pistons (pymunk)", (2, 2)),
+# case: (factory, description, envs per worker searched); the workers searched are 1, cores, 2 x cores.
+MA_CASES: dict[str, tuple[Callable[[], Any], str, tuple[int, ...]]] = {
+    "simple_spread": (simple_spread, "MPE simple_spread_v3, 3 agents (mpe2)", (4, 16)),
+    "pistonball": (pistonball, "Butterfly pistonball_v6, 8 pistons (pymunk)", (1, 2)),
 }
+
+
+def cores() -> int:
+    return _platform.usable_cores()
+
+
+def configs(case: str, grid: bool = True) -> list[tuple[int, int]]:
+    """The (workers, envs per worker) every backend runs for ``case``: one worker (SuperSuit then steps
+    in the caller's process), one per core and two per core, each with the case's envs per worker;
+    without ``grid`` (a smoke run), one per core with the case's fewest envs."""
+    if not grid:
+        return [(cores(), min(MA_CASES[case][2]))]
+    workers = sorted({1, cores(), 2 * cores()})
+    return [(w, e) for w in workers for e in MA_CASES[case][2]]
 
 
 class _Stepper:
     """One backend: ``reset(seed)``, ``step(actions)`` over all rows, ``close()``; ``rows``, ``space``."""
 
     def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int) -> None:
+        probe = factory()
+        agents = len(probe.possible_agents)
+        probe.close()
         self.env = _open(backend, factory, workers, envs)
         self.backend = backend
-        agents = len(factory().possible_agents)
         self.rows = workers * envs * agents
         self.space = self.env.single_action_space if backend != "supersuit" else self.env.action_space
 
@@ -103,8 +132,23 @@ def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int) -> 
     raise ValueError(f"backend must be one of {MA_BACKENDS}, got {backend!r}")
 
 
-def _rate(stepper: _Stepper, seconds: float, seed: int = 0) -> float:
-    """Rows per second over ``seconds`` of random actions (drawn ahead of the timing)."""
+def _cpu_seconds() -> float | None:
+    """User + system CPU seconds of this process and its live children (the workers); None where other
+    processes' CPU time cannot be read here (``cpu_time.cpu_source``)."""
+    if cpu_source() is None:
+        return None
+    total = 0.0
+    for pid in [os.getpid(), *_platform.resources()["children"]]:
+        try:
+            total += _platform.process_cpu_seconds(pid)
+        except Exception:  # exited meanwhile (an OSError from /proc, psutil's NoSuchProcess)
+            pass
+    return total
+
+
+def _rate(stepper: _Stepper, seconds: float, seed: int = 0) -> tuple[float, float | None]:
+    """Rows per second over ``seconds`` of random actions (drawn ahead of the timing), and the CPU
+    milliseconds all the backend's processes spent per row (None without psutil)."""
     stepper.space.seed(seed)
     kind = np.dtype(stepper.space.dtype).kind
     dtype = stepper.space.dtype if kind == "f" else np.int32 if stepper.backend == "pufferlib" else np.int64
@@ -112,20 +156,83 @@ def _rate(stepper: _Stepper, seconds: float, seed: int = 0) -> float:
     stepper.reset(seed)
     for i in range(5):
         stepper.step(batches[i % 16])
+    cpu = _cpu_seconds()
     steps, start = 0, time.perf_counter()
     while (now := time.perf_counter()) < start + seconds:
         stepper.step(batches[steps % 16])
         steps += 1
-    return steps * stepper.rows / (now - start)
+    rows = steps * stepper.rows
+    after = _cpu_seconds()
+    return rows / (now - start), None if cpu is None or after is None else (after - cpu) * 1e3 / rows
 
 
-def _measure(backend: str, case: str, seconds: float) -> float:
-    factory, _, (workers, envs) = MA_CASES[case]
-    stepper = _Stepper(backend, factory, workers, envs)
+def _measure(backend: str, case: str, workers: int, envs: int, seconds: float) -> tuple[float, float | None]:
+    stepper = _Stepper(backend, MA_CASES[case][0], workers, envs)
     try:
         return _rate(stepper, seconds)
     finally:
         stepper.env.close()
+
+
+def env_ms_per_row(factory: Callable[[], Any], seconds: float, seed: int = 0) -> float:
+    """CPU milliseconds per row of one env stepped in this process, nothing around it (actions drawn
+    ahead; the step after an episode ends resets, as the vectorizers' default autoreset does)."""
+    env = factory()
+    try:
+        agents = list(env.possible_agents)
+        space = env.action_space(agents[0])
+        space.seed(seed)
+        actions = [{agent: space.sample() for agent in agents} for _ in range(16)]
+        env.reset(seed=seed)
+        steps, start = 0, time.process_time()
+        while (now := time.process_time()) < start + seconds or steps == 0:
+            if env.agents:
+                env.step({agent: actions[steps % 16][agent] for agent in env.agents})
+            else:
+                env.reset()
+            steps += 1
+        return (now - start) * 1e3 / (steps * len(agents))
+    finally:
+        env.close()
+
+
+def _step_alone(factory: Callable[[], Any], envs: int, seconds: float, start: Any, rates: Any) -> None:
+    """One process of ``alone_rate``: ``envs`` envs stepped in turn (actions drawn ahead), timed from
+    the moment every process is ready; puts its rows per second."""
+    group = [factory() for _ in range(envs)]
+    agents = list(group[0].possible_agents)
+    space = group[0].action_space(agents[0])
+    space.seed(0)
+    actions = [{agent: space.sample() for agent in agents} for _ in range(16)]
+    for i, env in enumerate(group):
+        env.reset(seed=i)
+    start.wait()
+    steps, begin = 0, time.perf_counter()
+    while (now := time.perf_counter()) < begin + seconds or steps == 0:
+        for env in group:
+            if env.agents:
+                env.step({agent: actions[steps % 16][agent] for agent in env.agents})
+            else:
+                env.reset()
+        steps += 1
+    rates.put(steps * envs * len(agents) / (now - begin))
+
+
+def alone_rate(factory: Callable[[], Any], workers: int, envs: int, seconds: float) -> float:
+    """Rows per second of ``workers`` processes each stepping ``envs`` envs with no vectorizer around
+    them (nothing sent, copied or waited for): the most any vectorizer's workers could give at that
+    shape, measured beside the backends, so under the same load."""
+    import multiprocessing as mp
+
+    ctx: Any = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    start, rates = ctx.Barrier(workers), ctx.Queue()
+    processes = [ctx.Process(target=_step_alone, args=(factory, envs, seconds, start, rates)) for _ in range(workers)]
+    for process in processes:
+        process.start()
+    total = sum(rates.get(timeout=seconds + 120) for _ in processes)
+    for process in processes:
+        process.join()
+    return total
 
 
 def _case_missing(case: str) -> str | None:
@@ -143,73 +250,164 @@ def run_multi_agent(
     *,
     max_rounds: int | None = None,
     ratio_spread: float = RATIO_SPREAD,
+    grid: bool = True,
 ) -> dict[str, Any]:
-    """Every case x backend in interleaved rounds of ``seconds`` each: ``rounds`` of them, then more
-    until torchwm's per-round ratio to each other backend spreads by less than ``ratio_spread``, up
-    to ``max_rounds`` (default: ``rounds``). Rows with the median, the spread (min, max) and torchwm's
-    ratio to the best other backend against the 1.3x target."""
+    """Every case x configuration x backend in interleaved rounds of ``seconds`` each (and the env
+    alone once per round): ``rounds`` of them, then more until torchwm's per-round ratio to the best
+    other spreads by less than ``ratio_spread``, up to ``max_rounds`` (default ``rounds``). A row per
+    case with each backend's best configuration, torchwm's ratio to the best other (median and spread
+    over rounds) against the 1.3x target, and the env's ceiling. ``grid=False``: one configuration."""
     most = max(rounds, max_rounds or rounds)
-    results: list[dict[str, Any]] = []
+    results = []
     for case in cases or list(MA_CASES):
         skipped = _case_missing(case)
-        rates: dict[str, list[float]] = {b: [] for b in MA_BACKENDS}
+        runs: dict[str, dict[str, list[tuple[float, float | None]]]] = {b: {} for b in MA_BACKENDS}
         why: dict[str, str] = {}
-        done = 0
-        while not skipped and (done < rounds or (done < most and not _settled(rates, ratio_spread))):
-            for backend in (b for b in MA_BACKENDS if b not in why):
-                try:
-                    rates[backend].append(_measure(backend, case, seconds))
-                except Unavailable as reason:
-                    why[backend] = str(reason)
-            done += 1
-        results.append(_case_row(case, rates, why, skipped))
-    return {"target": TARGET, "ratio_spread": ratio_spread, "rows": results}
+        runs[ALONE] = {}
+        env_ms: list[float] = []
+        row = _case_row(case, runs, why, env_ms, skipped, grid)
+        while not skipped and (len(env_ms) < rounds or (len(env_ms) < most and not _settled(row, ratio_spread))):
+            _round(case, seconds, runs, why, env_ms, grid)
+            row = _case_row(case, runs, why, env_ms, skipped, grid)
+        results.append(row)
+    return {"target": TARGET, "cores": cores(), "ratio_spread": ratio_spread, "rows": results}
 
 
-def _versus(rates: dict[str, list[float]]) -> dict[str, Any]:
-    """torchwm's per-round ratio to each other backend measured (all run in every round)."""
-    return {b: ratio_spread(paired_ratios(rates["torchwm"], r)) for b, r in rates.items() if b != "torchwm" and r}
+def _round(
+    case: str,
+    seconds: float,
+    runs: dict[str, dict[str, list[tuple[float, float | None]]]],
+    why: dict[str, str],
+    env_ms: list[float],
+    grid: bool,
+) -> None:
+    """One interleaved round of every configuration and backend, and of the envs alone."""
+    env_ms.append(env_ms_per_row(MA_CASES[case][0], min(seconds, 1.0)))
+    for workers, envs in configs(case, grid):
+        for backend in (b for b in MA_BACKENDS if b not in why):
+            try:
+                run = _measure(backend, case, workers, envs, seconds)
+            except Unavailable as reason:
+                why[backend] = str(reason)
+                continue
+            runs[backend].setdefault(f"{workers}x{envs}", []).append(run)
+        alone = alone_rate(MA_CASES[case][0], workers, envs, seconds)
+        runs[ALONE].setdefault(f"{workers}x{envs}", []).append((alone, None))
 
 
-def _settled(rates: dict[str, list[float]], target: float) -> bool:
-    return all(settled(spread, target) for spread in _versus(rates).values())
+def _settled(row: dict[str, Any], target: float) -> bool:
+    """Whether torchwm's per-round ratio to the best other has settled (or there is nothing to compare)."""
+    if row.get("ratio_vs_best_other") is None:
+        return True
+    return settled(round_spread.ratio_spread(row["ratio_rounds"]), target)
 
 
-def _case_row(case: str, rates: dict[str, list[float]], why: dict[str, str], skipped: str | None) -> dict[str, Any]:
-    workers, envs = MA_CASES[case][2]
-    row: dict[str, Any] = {"case": case, "env": MA_CASES[case][1], "workers_envs": f"{workers}x{envs}"}
-    if skipped:
-        return {**row, "skipped": skipped}
-    row["backends"] = {
-        b: {"median": float(np.median(r)), "min": min(r), "max": max(r)} if r else {"skipped": why.get(b)}
-        for b, r in rates.items()
+def _config_stats(runs: list[tuple[float, float | None]]) -> dict[str, Any]:
+    rates = [rate for rate, _ in runs]
+    cpu = [ms for _, ms in runs if ms is not None]
+    return {
+        "median": float(np.median(rates)),
+        "min": min(rates),
+        "max": max(rates),
+        "rounds": rates,
+        "cpu_ms_per_row": float(np.median(cpu)) if cpu else None,
     }
-    others = [row["backends"][b]["median"] for b in MA_BACKENDS[1:] if "median" in row["backends"][b]]
-    ours = row["backends"]["torchwm"].get("median")
-    row["ratio_vs_best_other"] = ours / max(others) if ours and others else None
-    row["rounds"] = len(rates["torchwm"])
-    row["torchwm_ratio_spread"] = {b: s.spread for b, s in _versus(rates).items() if s and s.spread is not None}
-    row["target_met"] = row["ratio_vs_best_other"] is not None and row["ratio_vs_best_other"] >= TARGET
+
+
+def _best(per_config: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The configuration of the highest median rate, with its figures."""
+    name = max(per_config, key=lambda c: per_config[c]["median"])
+    return {"workers_envs": name, **per_config[name]}
+
+
+def _case_row(
+    case: str,
+    runs: dict[str, dict[str, list[tuple[float, float | None]]]],
+    why: dict[str, str],
+    env_ms: list[float],
+    skipped: str | None,
+    grid: bool = True,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "case": case,
+        "env": MA_CASES[case][1],
+        "configs": [f"{w}x{e}" for w, e in configs(case, grid)],
+    }
+    if skipped or not env_ms:
+        return {**row, "skipped": skipped} if skipped else {**row, "ratio_vs_best_other": None}
+    stats = {b: {c: _config_stats(r) for c, r in per.items()} for b, per in runs.items()}
+    row["per_config"] = stats
+    row["backends"] = {b: _best(stats[b]) if stats[b] else {"skipped": why.get(b)} for b in MA_BACKENDS}
+    row[ALONE] = _best(stats[ALONE])
+    row.update(_ratios(row["backends"]))
+    row["env_ms_per_row"] = float(np.median(env_ms))
+    row["ceiling_rows_per_s"] = cores() * 1e3 / row["env_ms_per_row"]
+    row.update(_bounds(row))
     return row
 
 
+def _bounds(row: dict[str, Any]) -> dict[str, float | None]:
+    """How far any vectorizer could get past the best other backend: the env's ceiling over its rate
+    (all cores free), and its CPU per row over the env's own (on the CPU share it had, with nothing
+    spent around the env: the bound under load too, where the ceiling overstates)."""
+    others = [row["backends"][b] for b in MA_BACKENDS[1:] if "median" in row["backends"][b]]
+    if not others:
+        return {"ceiling_vs_best_other": None, "cpu_bound_vs_best_other": None, "alone_vs_best_other": None}
+    top = max(others, key=lambda b: b["median"])
+    cpu = top["cpu_ms_per_row"]
+    return {
+        "ceiling_vs_best_other": row["ceiling_rows_per_s"] / top["median"],
+        "cpu_bound_vs_best_other": cpu / row["env_ms_per_row"] if cpu else None,
+        "alone_vs_best_other": row[ALONE]["median"] / top["median"],
+    }
+
+
+def _ratios(best: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """torchwm's best over the best other's best: of the medians, and round by round (its spread)."""
+    others = [best[b] for b in MA_BACKENDS[1:] if "median" in best[b]]
+    ours = best["torchwm"]
+    if not others or "median" not in ours:
+        return {"ratio_vs_best_other": None, "ratio_rounds": [], "target_met": False}
+    top = max(others, key=lambda b: b["median"])
+    rounds = [a / b for a, b in zip(ours["rounds"], top["rounds"])]
+    ratio = ours["median"] / top["median"]
+    return {"ratio_vs_best_other": ratio, "ratio_rounds": rounds, "target_met": ratio >= TARGET}
+
+
 def summary_lines(report: dict[str, Any]) -> list[str]:
-    """One line per case: each backend's median rows/s (min..max) and the ratio against the target."""
+    """Per case: each backend's best configuration, median rows/s (min..max) and CPU per row; the ratio
+    (median, spread over rounds) against the target; the env's ceiling on this machine's cores."""
     lines = []
     for row in report["rows"]:
         if "skipped" in row:
             lines.append(f"multi-agent {row['case']}: skipped ({row['skipped']})")
             continue
-        parts = [
-            f"{b} {v['median']:,.0f} ({v['min']:,.0f}..{v['max']:,.0f})" if "median" in v else f"{b} skipped"
-            for b, v in row["backends"].items()
-        ]
-        ratio = row["ratio_vs_best_other"]
-        verdict = "n/a" if ratio is None else f"{ratio:.2f}x ({'met' if row['target_met'] else 'not met'})"
-        spreads = ", ".join(f"vs {b} {x:.0%}" for b, x in row.get("torchwm_ratio_spread", {}).items())
-        lines.append(
-            f"multi-agent {row['case']} {row['workers_envs']} rows/s: {', '.join(parts)}; "
-            f"torchwm / best other {verdict}, target {report['target']}x; "
-            f"{row.get('rounds', '?')} rounds, ratio spread {spreads or 'not measured'}"
-        )
+        lines.append(f"multi-agent {row['case']} (best of {', '.join(row['configs'])}), rows/s:")
+        lines += [f"  {b:9s} {_best_text(v)}" for b, v in [*row["backends"].items(), (ALONE, row[ALONE])]]
+        lines.append(f"  {_verdict(row, report['target'])}")
     return lines
+
+
+def _best_text(best: dict[str, Any]) -> str:
+    if "median" not in best:
+        return f"skipped ({best.get('skipped')})"
+    cpu = "" if best["cpu_ms_per_row"] is None else f", {best['cpu_ms_per_row']:.3f} ms CPU/row"
+    return f"{best['median']:>9,.0f} ({best['min']:,.0f}..{best['max']:,.0f}) at {best['workers_envs']}{cpu}"
+
+
+def _verdict(row: dict[str, Any], target: float) -> str:
+    ratio, rounds = row["ratio_vs_best_other"], row["ratio_rounds"]
+    text = "torchwm / best other n/a"
+    if ratio is not None:
+        met = "met" if row["target_met"] else "not met"
+        text = (
+            f"torchwm / best other {ratio:.2f}x (rounds {min(rounds):.2f}..{max(rounds):.2f}), target {target}x {met}"
+        )
+    ceiling, cpu, alone = row["ceiling_vs_best_other"], row["cpu_bound_vs_best_other"], row["alone_vs_best_other"]
+    bound = f" = {ceiling:.2f}x the best other" if ceiling else ""
+    bound += f"; its CPU/row over the env's: {cpu:.2f}x" if cpu else ""
+    bound += f"; {ALONE} over it: {alone:.2f}x" if alone else ""
+    return (
+        f"{text}; env alone {row['env_ms_per_row']:.3f} ms CPU/row: ceiling {row['ceiling_rows_per_s']:,.0f} "
+        f"rows/s on {cores()} cores{bound}"
+    )

@@ -82,6 +82,7 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
             policy_ms=policy_ms,
             policy=args.process_policy,
             progress=progress,
+            multi_agent_grid=not args.quick,
         )
     print()
     print(process_report.table(process))

@@ -26,6 +26,7 @@ __all__ = ["AgentWorker"]
 
 # One row's results of a step: (reward, terminated, truncated, present).
 _ABSENT = (0.0, False, False, False)
+_RESET = (0.0, False, False, True)  # an agent's row after a reset
 
 
 class AgentWorker(Worker):
@@ -36,6 +37,9 @@ class AgentWorker(Worker):
 
         config, buffers = self.config, self.config.buffers
         layout: AgentLayout = config.agents
+        # Each env's own layout: a reset compares its spaces with these, the same objects in the common
+        # case (a cheap check), not with env 0's, which came from another process's env.
+        self.layouts: list[AgentLayout] = []
         for i, factory in enumerate(config.factories):
             self.current = config.first_env + i
             make = cloudpickle.loads(factory) if isinstance(factory, bytes) else factory
@@ -46,7 +50,8 @@ class AgentWorker(Worker):
                     "PettingZoo ParallelEnv as sub-environment 0's"
                 )
             self.envs.append(env)
-            layout.check_same(AgentLayout.of(env, self.current), self.current)
+            self.layouts.append(AgentLayout.of(env, self.current))
+            layout.check_same(self.layouts[-1], self.current)
         self.layout, self.agent_count = layout, layout.count
         self.index = {agent: a for a, agent in enumerate(layout.agents)}
         rows = len(self.envs) * layout.count
@@ -60,6 +65,7 @@ class AgentWorker(Worker):
         self.same_step = config.autoreset_mode == AutoresetMode.SAME_STEP
         self.zero = next(iter(iterate(self.observation_space, create_empty_array(self.observation_space, 1, np.zeros))))
         self.observations = [self.zero] * rows
+        self.zeros, self.absent = [self.zero] * layout.count, [_ABSENT] * layout.count  # one env's empty rows
         self.box_rows = BoxRows.of(self.views.observations)
         assert self.views.agent_mask is not None  # allocated for agent rows
         self.agent_mask: np.ndarray = self.views.agent_mask
@@ -100,23 +106,21 @@ class AgentWorker(Worker):
     def _step_rows(self, e: int, actions: Any, results: list[tuple]) -> list[tuple[int, list[dict]]]:
         """Steps env ``e`` with its live agents' actions; fills its rows; returns their infos."""
         env, base = self.envs[e], e * self.agent_count
-        action_dict = {agent: actions[base + self._row(agent, "env.agents")] for agent in env.agents}
-        observations, rewards, terminations, truncations, infos = env.step(action_dict)
-        row_infos = self._fill_rows(e, observations, infos, results)
-        try:
-            for agent in observations:
-                r = base + self.index[agent]
-                results[r] = (float(rewards[agent]), bool(terminations[agent]), bool(truncations[agent]), True)
-        except KeyError as missing:
-            raise ValueError(
-                f"sub-environment {self.current}: step() returned an observation of agent {missing.args[0]!r} "
-                "but no reward, termination or truncation for it"
-            ) from None
+        observations, rewards, terminations, truncations, infos = env.step(self._actions(env, base, actions))
+        row_infos = self._fill_rows(e, observations, infos, results, (rewards, terminations, truncations))
         done = all(terminations.get(agent) or truncations.get(agent) for agent in env.agents)
         self.autoreset[e] = done
         if done and self.same_step:
             return self._same_step_reset(e, row_infos, results)
         return row_infos
+
+    def _actions(self, env: Any, base: int, actions: Any) -> dict[Any, Any]:
+        """The actions of ``env``'s live agents (rows from ``base``), by agent."""
+        index = self.index
+        try:
+            return {agent: actions[base + index[agent]] for agent in env.agents}
+        except (KeyError, TypeError):  # names the agent that is not a possible agent
+            return {agent: actions[base + self._row(agent, "env.agents")] for agent in env.agents}
 
     def _same_step_reset(
         self, e: int, row_infos: list[tuple[int, list[dict]]], results: list[tuple]
@@ -138,13 +142,10 @@ class AgentWorker(Worker):
 
     def _reset_rows(self, e: int, seed: int | None, options: Any, results: list[tuple]) -> list[tuple[int, list[dict]]]:
         """Resets env ``e`` (then checks that its spaces did not change); fills its rows; returns their infos."""
-        env, base, count = self.envs[e], e * self.agent_count, self.agent_count
+        env = self.envs[e]
         observations, infos = env.reset(seed=seed, options=options)
-        self.layout.check_same(AgentLayout.of(env, self.current), self.current)
-        row_infos = self._fill_rows(e, observations, infos, results)
-        results[base : base + count] = [_ABSENT] * count
-        for agent in observations:
-            results[base + self.index[agent]] = (0.0, False, False, True)
+        self.layouts[e].check_same(AgentLayout.of(env, self.current), self.current)
+        row_infos = self._fill_rows(e, observations, infos, results, None)
         self.autoreset[e] = False
         return row_infos
 
@@ -165,22 +166,41 @@ class AgentWorker(Worker):
                 views.rewards[r], views.terminations[r], views.truncations[r], self.agent_mask[r] = results[r]
         return frame(Message.OK, (self._publish(), infos))
 
-    def _fill_rows(self, e: int, observations: Any, infos: Any, results: list[tuple]) -> list[tuple[int, list[dict]]]:
-        """Env ``e``'s observation rows (zeros for agents absent from ``observations``); the non-empty
-        infos of the agents present, by row."""
+    def _fill_rows(
+        self, e: int, observations: Any, infos: Any, results: list[tuple], step: tuple[dict, dict, dict] | None
+    ) -> list[tuple[int, list[dict]]]:
+        """Env ``e``'s rows: observations (zeros for agents absent from ``observations``) and results
+        (``step``'s rewards and flags by agent, or a reset's); returns the non-empty infos of the agents
+        present, by row. One pass over the agents: this runs for every env at every step."""
         if not isinstance(observations, dict):
             raise ValueError(
                 f"sub-environment {self.current}: expected a dict of observations by agent (PettingZoo's "
                 f"parallel API), got {type(observations).__name__}"
             )
-        base, zero = e * self.agent_count, self.zero
-        rows = self.observations
-        rows[base : base + self.agent_count] = [zero] * self.agent_count
+        base, count, index, rows = e * self.agent_count, self.agent_count, self.index, self.observations
+        rows[base : base + count] = self.zeros
+        results[base : base + count] = self.absent
+        infos = infos if isinstance(infos, dict) else {}
+        rewards, terminations, truncations = step or ({}, {}, {})
         row_infos = []
         for agent, observation in observations.items():
-            r = base + self._row(agent, "the observations")
+            try:
+                r = base + index[agent]
+            except (KeyError, TypeError):
+                r = base + self._row(agent, "the observations")  # raises, naming the agent
             rows[r] = observation
-            info = infos.get(agent) if isinstance(infos, dict) else None
+            try:
+                results[r] = (
+                    (float(rewards[agent]), bool(terminations[agent]), bool(truncations[agent]), True)
+                    if step
+                    else _RESET
+                )
+            except KeyError:
+                raise ValueError(
+                    f"sub-environment {self.current}: step() returned an observation of agent {agent!r} "
+                    "but no reward, termination or truncation for it"
+                ) from None
+            info = infos.get(agent)
             if info:
                 row_infos.append((r, [info]))
         return row_infos

@@ -18,7 +18,15 @@ from gymnasium import spaces
 
 from torchwm.errors import InvalidArgumentError
 
-__all__ = ["AgentLayout", "add_row_ids", "env_mask", "envs_done", "is_parallel_env", "refuse_aec_env"]
+__all__ = [
+    "AgentLayout",
+    "add_row_ids",
+    "env_mask",
+    "envs_done",
+    "is_parallel_env",
+    "refuse_aec_env",
+    "same_space",
+]
 
 _PADDING = (
     "all agents must share one observation space and one action space: pad them with "
@@ -66,7 +74,7 @@ class AgentLayout:
                 ("observation", observation_space, env.observation_space(agent)),
                 ("action", action_space, env.action_space(agent)),
             ):
-                if theirs != space:
+                if not same_space(theirs, space):
                     raise InvalidArgumentError(
                         f"sub-environment {env_index}: agent {agent!r} has the {kind} space {theirs}, unlike "
                         f"agent {first!r}'s {space}; {_PADDING}"
@@ -84,11 +92,21 @@ class AgentLayout:
                 f"sub-environment {env_index} has possible_agents {list(other.agents)}, unlike sub-environment "
                 f"0's {list(self.agents)}: every env must have the same agents"
             )
-        if other.observation_space != self.observation_space or other.action_space != self.action_space:
+        if not (
+            same_space(other.observation_space, self.observation_space)
+            and same_space(other.action_space, self.action_space)
+        ):
             raise InvalidArgumentError(
                 f"sub-environment {env_index}'s agents have the spaces {other.observation_space} / "
                 f"{other.action_space}, unlike sub-environment 0's {self.observation_space} / {self.action_space}"
             )
+
+
+def same_space(a: spaces.Space, b: spaces.Space) -> bool:
+    """``a == b``, at once when they are one object: envs return the same space object per agent and at
+    every reset, and comparing two Boxes compares their bounds element by element (1.4 ms for one
+    Pistonball observation space, 30 ms for the check of a reset of its 8 agents)."""
+    return a is b or a == b
 
 
 def env_mask(row_mask: np.ndarray, agents_per_env: int) -> np.ndarray:
