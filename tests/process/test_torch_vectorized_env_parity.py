@@ -369,7 +369,7 @@ def test_start_up_failure_reports_its_traceback_every_time() -> None:
 
 
 def test_unclosed_env_collected_in_a_forked_worker_leaves_its_workers_alone() -> None:
-    holder = [TorchVectorizedEnv(cartpole, 1, 2)]
+    holder = [TorchVectorizedEnv(cartpole, 1, 2, context="fork")]  # the subject: a forked worker's copy
     holder[0].reset(seed=0)
 
     parent = os.getpid()
@@ -380,7 +380,7 @@ def test_unclosed_env_collected_in_a_forked_worker_leaves_its_workers_alone() ->
             gc.collect()
         return cartpole()
 
-    with warnings.catch_warnings(record=True), TorchVectorizedEnv(factory, 2, 1) as newer:
+    with warnings.catch_warnings(record=True), TorchVectorizedEnv(factory, 2, 1, context="fork") as newer:
         newer.reset()
     old = holder[0]
     assert all(p.is_alive() for p in old._pool.processes)
