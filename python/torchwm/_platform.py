@@ -27,10 +27,12 @@ from torchwm import _core
 
 __all__ = [
     "PORTABLE",
+    "child_pids",
     "death_descriptor",
     "default_start_method",
     "process_cpu_seconds",
     "resources",
+    "rss_mib",
     "shared_file",
     "usable_cores",
 ]
@@ -124,6 +126,20 @@ def _psutil() -> Any:
     return psutil
 
 
+def child_pids() -> list[int]:
+    """This process's live child processes."""
+    if not PORTABLE:
+        return _linux_child_pids()
+    return [child.pid for child in _psutil().Process().children()]
+
+
+def rss_mib() -> float:
+    """This process's resident memory, MiB."""
+    if not PORTABLE:
+        return _linux_rss_mib()
+    return float(_psutil().Process().memory_info().rss) / 2**20
+
+
 def resources() -> dict[str, Any]:
     """This process's resident memory (``rss_mib``), ``threads``, open ``fds``, live ``children``
     (pids) and ``shm_segments``: the shared-memory files it maps or holds open, deleted ones included
@@ -136,10 +152,10 @@ def resources() -> dict[str, Any]:
         paths = [m.path for m in process.memory_maps(grouped=False)] + [f.path for f in process.open_files()]
         segments = {path for path in paths if path.startswith(_SHARED_DIRS)}
     return {
-        "rss_mib": process.memory_info().rss / 2**20,
+        "rss_mib": rss_mib(),
         "threads": process.num_threads(),
         "fds": process.num_fds(),
-        "children": [child.pid for child in process.children()],
+        "children": child_pids(),
         "shm_segments": segments,
     }
 

@@ -138,7 +138,7 @@ def _cpu_seconds() -> float | None:
     if cpu_source() is None:
         return None
     total = 0.0
-    for pid in [os.getpid(), *_platform.resources()["children"]]:
+    for pid in [os.getpid(), *_platform.child_pids()]:
         try:
             total += _platform.process_cpu_seconds(pid)
         except Exception:  # exited meanwhile (an OSError from /proc, psutil's NoSuchProcess)

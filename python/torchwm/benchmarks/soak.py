@@ -48,7 +48,7 @@ class Snapshot:
 
 def rss_mib() -> float:
     """Resident set size of this process, MiB."""
-    return float(_platform.resources()["rss_mib"])
+    return _platform.rss_mib()
 
 
 def _leaks(before: Snapshot, after: Snapshot) -> dict[str, Any]:
