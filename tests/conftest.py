@@ -28,6 +28,13 @@ __all__ = ["pytest_configure", "pytest_runtest_logreport", "pytest_runtest_proto
 THREADED_LIBRARIES = ("jax",)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sb3_logs_in_pytests_temporary_directory(tmp_path_factory):
+    """SB3's ``learn()`` makes a log folder in the system's temporary directory unless told where
+    (``SB3_LOGDIR``): under pytest's own temporary directory, which pytest prunes, not left in /tmp."""
+    os.environ.setdefault("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3-logs")))
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_threads():
     """Every env a test makes is closed or dropped: no torchwm worker thread outlives its test."""

@@ -103,6 +103,13 @@ class _Stepper:
         else:
             self.env.step(actions)
 
+    def close(self) -> None:
+        self.env.close()
+        # PufferLib's close() terminates its workers without waiting: wait, so that none still runs
+        # while the next backend is measured.
+        for process in getattr(self.env, "processes", []) if self.backend == "pufferlib" else []:
+            process.join(timeout=10)
+
 
 def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int) -> Any:
     if backend == "torchwm":
@@ -127,7 +134,11 @@ def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int) -> 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return pufferlib.vector.make(
-                creator, backend=pufferlib.vector.Multiprocessing, num_envs=workers * envs, num_workers=workers
+                creator,
+                backend=pufferlib.vector.Multiprocessing,
+                num_envs=workers * envs,
+                num_workers=workers,
+                overwork=True,  # it refuses more workers than cores otherwise: the grid goes to 2 x cores
             )
     raise ValueError(f"backend must be one of {MA_BACKENDS}, got {backend!r}")
 
@@ -171,7 +182,7 @@ def _measure(backend: str, case: str, workers: int, envs: int, seconds: float) -
     try:
         return _rate(stepper, seconds)
     finally:
-        stepper.env.close()
+        stepper.close()
 
 
 def env_ms_per_row(factory: Callable[[], Any], seconds: float, seed: int = 0) -> float:
