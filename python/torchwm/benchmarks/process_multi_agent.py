@@ -6,8 +6,10 @@
 - ``pufferlib``: ``pufferlib.vector.Multiprocessing`` over ``pufferlib.emulation.PettingZooPufferEnv``,
   only where ``pufferlib.vector`` imports (skipped otherwise, with the reason, as in the CartPole case).
 
-Every backend runs the same grid of workers x envs per worker (``configs``), the same envs, seeds and
-actions (of its own action dtype), and hands its caller a copy of the observations (each one's default);
+Every backend runs the same grid of workers x envs per worker (``configs``), in sync mode and, for
+the two that have one (torchwm, PufferLib), in pool mode with an even number of workers (half the
+workers' rows per batch, the first to answer: ``2x4 pool``), the same envs, seeds and actions (of its
+own action dtype), and hands its caller a copy of the observations (each one's default);
 each is judged at its own best configuration. Rates are rows (agent steps) per second, the median of
 interleaved rounds with their spread; the ratio's spread is over rounds, torchwm's best configuration
 against the best other's in the same round. Beside them: the CPU time of each backend's processes per row
@@ -41,6 +43,7 @@ __all__ = ["MA_BACKENDS", "MA_CASES", "configs", "run_multi_agent", "summary_lin
 
 MA_BACKENDS = ("torchwm", "supersuit", "pufferlib")
 TARGET = 1.3  # torchwm / the best of the others
+POOL_BACKENDS = ("torchwm", "pufferlib")  # the backends with a pool mode (a batch of the first workers ready)
 ALONE = "envs_alone"  # the reference beside the backends: the envs stepped in processes, no vectorizer
 
 
@@ -78,15 +81,18 @@ def configs(case: str, grid: bool = True) -> list[tuple[int, int]]:
 
 
 class _Stepper:
-    """One backend: ``reset(seed)``, ``step(actions)`` over all rows, ``close()``; ``rows``, ``space``."""
+    """One backend: ``reset(seed)``, ``step(actions)`` over a batch's rows, ``close()``; ``rows`` (of a
+    batch: all of them, or in pool mode those of the first half of the workers to answer), ``space``."""
 
-    def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int) -> None:
+    def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool = False) -> None:
+        if pool and (backend not in POOL_BACKENDS or workers < 2 or workers % 2):
+            raise ValueError(f"pool mode is {POOL_BACKENDS}' with an even number of workers, got {backend} {workers}")
         probe = factory()
         agents = len(probe.possible_agents)
         probe.close()
-        self.env = _open(backend, factory, workers, envs)
+        self.env = _open(backend, factory, workers, envs, pool)
         self.backend = backend
-        self.rows = workers * envs * agents
+        self.rows = workers * envs * agents // (2 if pool else 1)
         self.space = self.env.single_action_space if backend != "supersuit" else self.env.action_space
 
     def reset(self, seed: int) -> None:
@@ -111,10 +117,15 @@ class _Stepper:
             process.join(timeout=10)
 
 
-def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int) -> Any:
+def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool) -> Any:
+    """``backend`` over ``workers`` x ``envs`` envs; ``pool``: half of the workers' envs per batch, the
+    first to answer (torchwm's ``batch_size`` counts rows, PufferLib's envs)."""
     if backend == "torchwm":
         from torchwm.process import TorchVectorizedEnv
 
+        if pool:
+            rows = workers * envs * len(factory().possible_agents)
+            return TorchVectorizedEnv(factory, workers, envs, batch_size=rows // 2)
         return TorchVectorizedEnv(factory, workers, envs)
     if backend == "supersuit":
         try:
@@ -138,6 +149,7 @@ def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int) -> 
                 backend=pufferlib.vector.Multiprocessing,
                 num_envs=workers * envs,
                 num_workers=workers,
+                batch_size=workers * envs // (2 if pool else 1),
                 overwork=True,  # it refuses more workers than cores otherwise: the grid goes to 2 x cores
             )
     raise ValueError(f"backend must be one of {MA_BACKENDS}, got {backend!r}")
@@ -177,8 +189,10 @@ def _rate(stepper: _Stepper, seconds: float, seed: int = 0) -> tuple[float, floa
     return rows / (now - start), None if cpu is None or after is None else (after - cpu) * 1e3 / rows
 
 
-def _measure(backend: str, case: str, workers: int, envs: int, seconds: float) -> tuple[float, float | None]:
-    stepper = _Stepper(backend, MA_CASES[case][0], workers, envs)
+def _measure(
+    backend: str, case: str, workers: int, envs: int, seconds: float, pool: bool = False
+) -> tuple[float, float | None]:
+    stepper = _Stepper(backend, MA_CASES[case][0], workers, envs, pool)
     try:
         return _rate(stepper, seconds)
     finally:
@@ -295,15 +309,29 @@ def _round(
     """One interleaved round of every configuration and backend, and of the envs alone."""
     env_ms.append(env_ms_per_row(MA_CASES[case][0], min(seconds, 1.0)))
     for workers, envs in configs(case, grid):
-        for backend in (b for b in MA_BACKENDS if b not in why):
+        for backend, pool in _backend_modes(workers, grid):
+            if backend in why:
+                continue
             try:
-                run = _measure(backend, case, workers, envs, seconds)
+                run = _measure(backend, case, workers, envs, seconds, pool)
             except Unavailable as reason:
                 why[backend] = str(reason)
                 continue
-            runs[backend].setdefault(f"{workers}x{envs}", []).append(run)
+            runs[backend].setdefault(config_name(workers, envs, pool), []).append(run)
         alone = alone_rate(MA_CASES[case][0], workers, envs, seconds)
         runs[ALONE].setdefault(f"{workers}x{envs}", []).append((alone, None))
+
+
+def _backend_modes(workers: int, grid: bool) -> list[tuple[str, bool]]:
+    """(backend, pool) pairs measured at ``workers``: each backend in sync mode; the pool mode of
+    torchwm and PufferLib too with an even number of workers (SuperSuit has none), except in a smoke run."""
+    pool = grid and workers >= 2 and workers % 2 == 0
+    return [(b, False) for b in MA_BACKENDS] + [(b, True) for b in POOL_BACKENDS if pool]
+
+
+def config_name(workers: int, envs: int, pool: bool = False) -> str:
+    """``2x4``, or ``2x4 pool`` (half the workers' rows per batch, the first to answer)."""
+    return f"{workers}x{envs}" + (" pool" if pool else "")
 
 
 def _settled(row: dict[str, Any], target: float) -> bool:
@@ -342,7 +370,11 @@ def _case_row(
     row: dict[str, Any] = {
         "case": case,
         "env": MA_CASES[case][1],
-        "configs": [f"{w}x{e}" for w, e in configs(case, grid)],
+        "configs": [
+            config_name(w, e, pool)
+            for w, e in configs(case, grid)
+            for pool in sorted({p for _, p in _backend_modes(w, grid)})
+        ],
     }
     if skipped or not env_ms:
         return {**row, "skipped": skipped} if skipped else {**row, "ratio_vs_best_other": None}
@@ -351,6 +383,12 @@ def _case_row(
     row["backends"] = {b: _best(stats[b]) if stats[b] else {"skipped": why.get(b)} for b in MA_BACKENDS}
     row[ALONE] = _best(stats[ALONE])
     row.update(_ratios(row["backends"]))
+    # torchwm's best in sync mode alone (every row each batch, as SuperSuit's), beside its best of both.
+    sync = {c: v for c, v in stats["torchwm"].items() if not c.endswith(" pool")}
+    row["torchwm_sync"] = _best(sync) if sync else {"skipped": why.get("torchwm")}
+    row["sync_ratio_vs_best_other"] = _ratios({**row["backends"], "torchwm": row["torchwm_sync"]})[
+        "ratio_vs_best_other"
+    ]
     row["env_ms_per_row"] = float(np.median(env_ms))
     row["ceiling_rows_per_s"] = cores() * 1e3 / row["env_ms_per_row"]
     row.update(_bounds(row))
@@ -395,6 +433,13 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
             continue
         lines.append(f"multi-agent {row['case']} (best of {', '.join(row['configs'])}), rows/s:")
         lines += [f"  {b:9s} {_best_text(v)}" for b, v in [*row["backends"].items(), (ALONE, row[ALONE])]]
+        if row["backends"]["torchwm"].get("workers_envs") != row["torchwm_sync"].get("workers_envs") and row.get(
+            "sync_ratio_vs_best_other"
+        ):
+            sync = row["torchwm_sync"]
+            lines.append(
+                f"  torchwm in sync mode: {_best_text(sync)}, {row['sync_ratio_vs_best_other']:.2f}x the best other"
+            )
         lines.append(f"  {_verdict(row, report['target'])}")
     return lines
 
