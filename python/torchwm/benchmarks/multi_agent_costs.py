@@ -32,7 +32,7 @@ def step_spread(case: str, steps: int = 1000, workers: int = 2, seed: int = 0) -
         env.reset(seed=seed)
         space = env.action_space(env.possible_agents[0])
         space.seed(seed)
-        times = []
+        times: list[float] = []
         while len(times) < steps:
             if not env.agents:
                 env.reset()
@@ -87,7 +87,7 @@ def time_in_env(case: str, workers: int, envs: int, pool: bool = False, seconds:
     factory = partial(_timed_env, case)
     agents = len(MA_CASES[case][0]().possible_agents)
     rows = workers * envs * agents // (2 if pool else 1)
-    vec = TorchVectorizedEnv(factory, workers, envs, **({"batch_size": rows} if pool else {}))
+    vec = TorchVectorizedEnv(factory, workers, envs, batch_size=rows if pool else None)
     try:
         vec.reset(seed=0)
         space = vec.single_action_space
