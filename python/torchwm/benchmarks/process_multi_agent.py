@@ -86,11 +86,13 @@ class _Stepper:
 
     def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool = False) -> None:
         if pool and (backend not in POOL_BACKENDS or workers < 2 or workers % 2):
-            raise ValueError(f"pool mode is {POOL_BACKENDS}' with an even number of workers, got {backend} {workers}")
+            raise ValueError(
+                f"pool mode is for {POOL_BACKENDS} with an even number of workers, got {backend!r} x {workers}"
+            )
         probe = factory()
         agents = len(probe.possible_agents)
         probe.close()
-        self.env = _open(backend, factory, workers, envs, pool)
+        self.env = _open(backend, factory, workers, envs, agents, pool)
         self.backend = backend
         self.rows = workers * envs * agents // (2 if pool else 1)
         self.space = self.env.single_action_space if backend != "supersuit" else self.env.action_space
@@ -117,16 +119,13 @@ class _Stepper:
             process.join(timeout=10)
 
 
-def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool) -> Any:
+def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, agents: int, pool: bool) -> Any:
     """``backend`` over ``workers`` x ``envs`` envs; ``pool``: half of the workers' envs per batch, the
     first to answer (torchwm's ``batch_size`` counts rows, PufferLib's envs)."""
     if backend == "torchwm":
         from torchwm.process import TorchVectorizedEnv
 
-        if pool:
-            rows = workers * envs * len(factory().possible_agents)
-            return TorchVectorizedEnv(factory, workers, envs, batch_size=rows // 2)
-        return TorchVectorizedEnv(factory, workers, envs)
+        return TorchVectorizedEnv(factory, workers, envs, batch_size=workers * envs * agents // 2 if pool else None)
     if backend == "supersuit":
         try:
             import supersuit
