@@ -159,17 +159,6 @@ grep -E "^test |test result" "$root/.loom.log"
 step "pytest (against the installed 3.11 wheel, a process per core)"
 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses auto --maxprocesses 4 --dist worksteal
 
-# The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh): qemu
-# keeps one core busy for about 12 minutes, so it runs in the background while the portable column, Ray
-# and the macOS wheel take the other core one after the other.
-step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64 (in the background)"
-wait "$aarch64_wheel_build" || { cat "$root/.aarch64-build.log"; exit 1; }
-wait "$aarch64_prepare" || { cat "$root/.aarch64-prepare.log"; exit 1; }
-aarch64_wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_aarch64.whl)
-"$venv/bin/python" scripts/check_wheel_symbols.py "$aarch64_wheel"
-TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel" >"$root/.aarch64-check.log" 2>&1 &
-aarch64_check=$!
-
 # The process vectorizer on the platform seam's portable column, macOS's code paths (docs/platforms.md):
 # spawned workers, the doorbells in an unlinked file, the process sentinel, the polled doorbell sleep.
 step "pytest: the process vectorizer's core, pool-mode, AsyncVectorEnv-parity, fault and fuzz tests with TORCHWM_PORTABLE=1"
@@ -190,14 +179,20 @@ wait "$deps_ray"
     "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q --durations=10 -c "$root/pyproject.toml" --rootdir "$root" \
     ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
+# The macOS arm64 wheel: clippy for aarch64-apple-darwin, the build (zig) and its Mach-O check, beside the
+# emulated aarch64 tests below (qemu keeps one core busy).
+step "macOS arm64 wheel: clippy, build and Mach-O check (in the background)"
+TORCHWM_TEST_VENV="$venv" bash scripts/macos_wheel.sh "$root/dist" >"$root/.macos-wheel.log" 2>&1 &
+macos_wheel=$!
 
-# The macOS arm64 wheel: clippy for aarch64-apple-darwin, the build (zig) and its Mach-O check.
-step "macOS arm64 wheel: clippy, build and Mach-O check"
-TORCHWM_TEST_VENV="$venv" bash scripts/macos_wheel.sh "$root/dist" >"$root/.macos-wheel.log" 2>&1 ||
-    { cat "$root/.macos-wheel.log"; exit 1; }
+# The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh).
+step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64"
+wait "$aarch64_wheel_build" || { cat "$root/.aarch64-build.log"; exit 1; }
+wait "$aarch64_prepare" || { cat "$root/.aarch64-prepare.log"; exit 1; }
+aarch64_wheel=$(ls "$root"/dist/torchwm-*-cp310-abi3-manylinux_2_28_aarch64.whl)
+"$venv/bin/python" scripts/check_wheel_symbols.py "$aarch64_wheel"
+TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel"
+step "macOS arm64 wheel: its output"
+wait "$macos_wheel" || { cat "$root/.macos-wheel.log"; exit 1; }
 tail -n 3 "$root/.macos-wheel.log"
-
-step "aarch64 wheel under qemu-aarch64: its output"
-wait "$aarch64_check" || { cat "$root/.aarch64-check.log"; exit 1; }
-cat "$root/.aarch64-check.log"
 step "done"
