@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process_multi_agent import MA_CASES
+from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count
 
 __all__ = ["step_spread", "time_in_env"]
 
@@ -85,7 +85,7 @@ def time_in_env(case: str, workers: int, envs: int, pool: bool = False, seconds:
     from torchwm.process import TorchVectorizedEnv
 
     factory = partial(_timed_env, case)
-    agents = len(MA_CASES[case][0]().possible_agents)
+    agents = agent_count(MA_CASES[case][0])
     rows = workers * envs * agents // (2 if pool else 1)
     vec = TorchVectorizedEnv(factory, workers, envs, batch_size=rows if pool else None)
     try:

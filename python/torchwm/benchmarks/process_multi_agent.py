@@ -80,18 +80,30 @@ def configs(case: str, grid: bool = True) -> list[tuple[int, int]]:
     return [(w, e) for w in workers for e in MA_CASES[case][2]]
 
 
+def agent_count(factory: Callable[[], Any]) -> int:
+    """How many possible agents (rows) each env of ``factory`` has; the probe env is closed."""
+    probe = factory()
+    try:
+        return len(probe.possible_agents)
+    finally:
+        probe.close()
+
+
+def pool_fits(workers: int) -> bool:
+    """Whether pool mode (half the workers per batch) takes ``workers``: an even number, 2 or more."""
+    return workers >= 2 and workers % 2 == 0
+
+
 class _Stepper:
     """One backend: ``reset(seed)``, ``step(actions)`` over a batch's rows, ``close()``; ``rows`` (of a
     batch: all of them, or in pool mode those of the first half of the workers to answer), ``space``."""
 
     def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool = False) -> None:
-        if pool and (backend not in POOL_BACKENDS or workers < 2 or workers % 2):
+        if pool and (backend not in POOL_BACKENDS or not pool_fits(workers)):
             raise ValueError(
                 f"pool mode is for {POOL_BACKENDS} with an even number of workers, got {backend!r} x {workers}"
             )
-        probe = factory()
-        agents = len(probe.possible_agents)
-        probe.close()
+        agents = agent_count(factory)
         self.env = _open(backend, factory, workers, envs, agents, pool)
         self.backend = backend
         self.rows = workers * envs * agents // (2 if pool else 1)
@@ -324,7 +336,7 @@ def _round(
 def _backend_modes(workers: int, grid: bool) -> list[tuple[str, bool]]:
     """(backend, pool) pairs measured at ``workers``: each backend in sync mode; the pool mode of
     torchwm and PufferLib too with an even number of workers (SuperSuit has none), except in a smoke run."""
-    pool = grid and workers >= 2 and workers % 2 == 0
+    pool = grid and pool_fits(workers)
     return [(b, False) for b in MA_BACKENDS] + [(b, True) for b in POOL_BACKENDS if pool]
 
 
