@@ -98,3 +98,67 @@ def test_the_cost_breakdown_measures_the_env_inside_the_workers():
         measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3)
         assert measured["rows_per_s"] > 0
         assert 0.0 < measured["share_in_env_step"] <= 1.0
+
+
+def test_the_final_measures_the_two_best_in_adjacent_pairs_of_alternating_order():
+    from torchwm.benchmarks import multi_agent_final as final
+
+    best = {
+        "torchwm": {"workers_envs": "2x2 pool", "median": 150.0},
+        "supersuit": {"workers_envs": "2x2", "median": 100.0},
+        "pufferlib": {"workers_envs": "4x2 pool", "median": 90.0},
+    }
+    calls = []
+    rates = iter([130.0, 100.0, 100.0, 140.0, 150.0, 100.0, 100.0, 120.0])
+
+    def measure(backend, workers, envs, pool):
+        calls.append((backend, workers, envs, pool))
+        return next(rates)
+
+    result = final.run_final(best, measure, target=1.3, spread_target=0.1, least=4, most=4)
+    assert calls[:4] == [
+        ("torchwm", 2, 2, True),
+        ("supersuit", 2, 2, False),
+        ("supersuit", 2, 2, False),
+        ("torchwm", 2, 2, True),
+    ]
+    assert result["pairs"] == [[130.0, 100.0], [140.0, 100.0], [150.0, 100.0], [120.0, 100.0]]
+    assert result["ratio"] == pytest.approx(1.35)
+    assert (result["low"], result["high"]) == (pytest.approx(1.2), pytest.approx(1.5))
+    assert result["target_met"] and result["other"] == "supersuit" and result["other_workers_envs"] == "2x2"
+    line = final.final_line(result, 1.3)
+    assert "4 adjacent pairs: torchwm 2x2 pool / supersuit 2x2 1.35x (interval 1.20..1.50" in line
+    assert line.endswith("target 1.3x met")
+
+
+def test_the_final_adds_pairs_until_the_ratio_settles_and_stops_at_most():
+    from torchwm.benchmarks import multi_agent_final as final
+
+    best = {"torchwm": {"workers_envs": "2x2", "median": 2.0}, "supersuit": {"workers_envs": "1x1", "median": 1.0}}
+    steady = final.run_final(best, lambda b, w, e, p: 2.0 if b == "torchwm" else 1.0, 1.3, 0.1, least=3, most=10)
+    assert len(steady["pairs"]) == 3 and steady["spread"] == 0.0
+    noisy = iter([1.0, 2.0] * 50)
+    wild = final.run_final(best, lambda b, w, e, p: next(noisy), 1.3, 0.1, least=3, most=7)
+    assert len(wild["pairs"]) == 7  # never settles (ratios 0.5 and 2): stops at most
+    assert final.run_final({"torchwm": {"skipped": "x"}, "supersuit": best["supersuit"]}, None, 1.3, 0.1) is None
+    with pytest.raises(ValueError, match="WORKERSxENVS"):
+        final.parse_config("2x2 async")
+
+
+def test_the_final_judges_the_target_in_the_summary(monkeypatch):
+    monkeypatch.setattr(bench, "cores", lambda: 2)
+    runs = {
+        "torchwm": _runs({"2x2 pool": [150.0, 160.0, 140.0]}),
+        "supersuit": _runs({"2x2": [100.0, 100.0, 100.0]}),
+        "pufferlib": {},
+        bench.ALONE: _runs({"2x2": [170.0, 170.0, 170.0]}),
+    }
+    row = bench._case_row("pistonball", runs, {"pufferlib": "not here"}, [2.0], None)
+    assert row["target_met"]  # 1.5x over the grid's rounds
+    monkeypatch.setattr(bench, "_measure", lambda b, case, w, e, s, pool: (120.0 if b == "torchwm" else 100.0, None))
+    bench._add_final(row, "pistonball", 0.1, 0.1)
+    assert row["final"]["ratio"] == pytest.approx(1.2) and len(row["final"]["pairs"]) == 8
+    assert not row["target_met"]
+    lines = bench.summary_lines({"target": bench.TARGET, "rows": [row]})
+    assert "target" not in lines[-2]  # the grid's line no longer judges
+    assert "torchwm 2x2 pool / supersuit 2x2 1.20x" in lines[-1] and lines[-1].endswith("target 1.3x not met")
