@@ -42,13 +42,33 @@ def test_each_backend_at_its_best_configuration_with_the_ratio_per_round(monkeyp
     assert "1.40x (rounds 1.30..3.00), target 1.3x met" in lines[-1]
 
 
-def test_pool_mode_for_the_backends_that_have_one_with_an_even_number_of_workers():
-    assert bench._backend_modes(1, grid=True) == [(b, False) for b in bench.MA_BACKENDS]
-    assert bench._backend_modes(2, grid=True)[-2:] == [("torchwm", True), ("pufferlib", True)]
-    assert bench._backend_modes(3, grid=True) == bench._backend_modes(2, grid=False) == bench._backend_modes(1, True)
-    assert bench.config_name(4, 2, pool=True) == "4x2 pool"
+def test_pool_mode_for_the_backends_that_have_one_half_the_workers_and_one_worker_per_batch():
+    assert bench._backend_modes(1, grid=True) == [(b, 0) for b in bench.MA_BACKENDS]
+    assert bench._backend_modes(2, grid=True)[3:] == [("torchwm", 1), ("pufferlib", 1)]
+    assert bench._backend_modes(2, grid=False) == bench._backend_modes(1, True)
+    assert bench._backend_modes(3, grid=True)[3:] == [("torchwm", 1), ("pufferlib", 1)]  # no half of 3
+    assert bench._backend_modes(4, grid=True)[3:] == [
+        ("torchwm", 2),
+        ("pufferlib", 2),
+        ("torchwm", 1),
+        ("pufferlib", 1),
+    ]
+    assert [bench.config_name(4, 2, p) for p in (0, 2, 1)] == ["4x2", "4x2 pool", "4x2 pool1"]
+    assert bench.config_name(2, 2, 1) == "2x2 pool"  # one worker is half of two
+    from torchwm.benchmarks.multi_agent_final import parse_config
+
+    for workers, pool in ((4, 0), (4, 2), (4, 1), (2, 1), (6, 3), (6, 1)):
+        assert parse_config(bench.config_name(workers, 2, pool)) == (workers, 2, pool)
     with pytest.raises(ValueError, match="pool mode"):
-        bench._Stepper("supersuit", bench.simple_spread, 2, 2, pool=True)
+        bench._Stepper("supersuit", bench.simple_spread, 2, 2, pool=1)
+    with pytest.raises(ValueError, match="pool mode"):
+        bench._Stepper("torchwm", bench.simple_spread, 4, 2, pool=3)
+
+
+def test_the_grid_names_each_pool_batch(monkeypatch):
+    monkeypatch.setattr(bench, "cores", lambda: 2)
+    row = bench._case_row("pistonball", {}, {}, [], None)
+    assert row["configs"][4:] == ["2x2", "2x2 pool", "4x1", "4x1 pool", "4x1 pool1", "4x2", "4x2 pool", "4x2 pool1"]
 
 
 def test_torchwm_best_in_pool_mode_is_reported_with_its_best_in_sync_mode(monkeypatch):
@@ -81,7 +101,7 @@ def test_torchwm_and_supersuit_step_the_case_and_the_env_alone_is_timed():
     pytest.importorskip("supersuit")
     assert bench.env_ms_per_row(bench.simple_spread, 0.05) > 0
     assert bench.alone_rate(bench.simple_spread, 2, 2, 0.1) > 0
-    for backend, pool in (("torchwm", False), ("supersuit", False), ("torchwm", True)):
+    for backend, pool in (("torchwm", 0), ("supersuit", 0), ("torchwm", 1)):
         rate, cpu_ms = bench._measure(backend, "simple_spread", 2, 2, 0.1, pool)
         assert rate > 0
         assert cpu_ms is None or cpu_ms > 0
@@ -143,6 +163,8 @@ def test_the_final_adds_pairs_until_the_ratio_settles_and_stops_at_most():
     assert final.run_final({"torchwm": {"skipped": "x"}, "supersuit": best["supersuit"]}, None, 1.3, 0.1) is None
     with pytest.raises(ValueError, match="WORKERSxENVS"):
         final.parse_config("2x2 async")
+    with pytest.raises(ValueError, match="WORKERSxENVS"):
+        final.parse_config("2x2 poolx")
 
 
 def test_the_final_judges_the_target_in_the_summary(monkeypatch):

@@ -21,17 +21,20 @@ __all__ = ["FINAL_LEAST", "FINAL_MOST", "final_line", "parse_config", "run_final
 FINAL_LEAST = 8
 FINAL_MOST = 24
 
-# measure(backend, workers, envs, pool) -> rows per second
-Measure = Callable[[str, int, int, bool], float]
+# measure(backend, workers, envs, workers per batch or 0) -> rows per second
+Measure = Callable[[str, int, int, int], float]
 
 
-def parse_config(name: str) -> tuple[int, int, bool]:
-    """``"2x4 pool"`` -> ``(2, 4, True)``; ``"2x4"`` -> ``(2, 4, False)``."""
+def parse_config(name: str) -> tuple[int, int, int]:
+    """A configuration's name as ``process_multi_agent.config_name`` writes it -> (workers, envs per
+    worker, workers per batch: 0 in sync mode): ``"2x4"`` -> ``(2, 4, 0)``, ``"4x4 pool"`` -> ``(4, 4, 2)``
+    (half), ``"4x4 pool1"`` -> ``(4, 4, 1)``."""
     shape, _, mode = name.partition(" ")
-    if mode not in ("", "pool"):
-        raise ValueError(f"a configuration is WORKERSxENVS or 'WORKERSxENVS pool', got {name!r}")
+    if mode != "" and (not mode.startswith("pool") or not (mode == "pool" or mode[4:].isdigit())):
+        raise ValueError(f"a configuration is WORKERSxENVS, 'WORKERSxENVS pool' or 'WORKERSxENVS poolN', got {name!r}")
     workers, envs = (int(n) for n in shape.split("x"))
-    return workers, envs, mode == "pool"
+    pool = 0 if not mode else workers // 2 if mode == "pool" else int(mode[4:])
+    return workers, envs, pool
 
 
 def _contenders(backends: dict[str, dict[str, Any]]) -> tuple[str, str] | None:

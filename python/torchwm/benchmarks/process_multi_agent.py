@@ -7,8 +7,10 @@
   only where ``pufferlib.vector`` imports (skipped otherwise, with the reason, as in the CartPole case).
 
 Every backend runs the same grid of workers x envs per worker (``configs``), in sync mode and, for
-the two that have one (torchwm, PufferLib), in pool mode with an even number of workers (half the
-workers' rows per batch, the first to answer: ``2x4 pool``), the same envs, seeds and actions (of its
+the two that have one (torchwm, PufferLib), in pool mode: a batch of half the workers, the first to
+answer (``2x4 pool``, an even number of workers), and with more than two workers a batch of one
+worker's envs (``4x4 pool1``: more workers than cores, one waiting for its actions leaves its core to
+another), the same envs, seeds and actions (of its
 own action dtype), and hands its caller a copy of the observations (each one's default);
 each is judged at its own best configuration. Rates are rows (agent steps) per second, the median of
 interleaved rounds with their spread; the ratio's spread is over rounds, torchwm's best configuration
@@ -97,19 +99,28 @@ def pool_fits(workers: int) -> bool:
     return workers >= 2 and workers % 2 == 0
 
 
+def pool_sizes(workers: int) -> list[int]:
+    """The batches of pool mode measured at ``workers``, in workers per batch: half of them (an even
+    number, 2 or more), and one where that differs. With more workers than cores, a batch of one lets a
+    worker that waits for its actions hand its core to another (a deeper pipeline)."""
+    sizes = [workers // 2] if pool_fits(workers) else []
+    return sizes + ([1] if workers > 2 else [])
+
+
 class _Stepper:
     """One backend: ``reset(seed)``, ``step(actions)`` over a batch's rows, ``close()``; ``rows`` (of a
-    batch: all of them, or in pool mode those of the first half of the workers to answer), ``space``."""
+    batch: all of them, or in pool mode those of the first ``pool`` workers to answer), ``space``."""
 
-    def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: bool = False) -> None:
-        if pool and (backend not in POOL_BACKENDS or not pool_fits(workers)):
+    def __init__(self, backend: str, factory: Callable[[], Any], workers: int, envs: int, pool: int = 0) -> None:
+        if pool and (backend not in POOL_BACKENDS or pool not in pool_sizes(workers)):
             raise ValueError(
-                f"pool mode is for {POOL_BACKENDS} with an even number of workers, got {backend!r} x {workers}"
+                f"pool mode is for {POOL_BACKENDS}, a batch of {pool_sizes(workers) or 'no'} of {workers} workers, "
+                f"got {backend!r} with {pool}"
             )
         agents = agent_count(factory)
         self.env = _open(backend, factory, workers, envs, agents, pool)
         self.backend = backend
-        self.rows = workers * envs * agents // (2 if pool else 1)
+        self.rows = (pool or workers) * envs * agents
         self.space = self.env.single_action_space if backend != "supersuit" else self.env.action_space
 
     def reset(self, seed: int) -> None:
@@ -134,13 +145,13 @@ class _Stepper:
             process.join(timeout=10)
 
 
-def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, agents: int, pool: bool) -> Any:
-    """``backend`` over ``workers`` x ``envs`` envs; ``pool``: half of the workers' envs per batch, the
-    first to answer (torchwm's ``batch_size`` counts rows, PufferLib's envs)."""
+def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, agents: int, pool: int) -> Any:
+    """``backend`` over ``workers`` x ``envs`` envs; ``pool``: the envs of that many workers per batch,
+    the first to answer (torchwm's ``batch_size`` counts rows, PufferLib's envs); 0: sync mode."""
     if backend == "torchwm":
         from torchwm.process import TorchVectorizedEnv
 
-        return TorchVectorizedEnv(factory, workers, envs, batch_size=workers * envs * agents // 2 if pool else None)
+        return TorchVectorizedEnv(factory, workers, envs, batch_size=pool * envs * agents if pool else None)
     if backend == "supersuit":
         try:
             import supersuit
@@ -163,7 +174,7 @@ def _open(backend: str, factory: Callable[[], Any], workers: int, envs: int, age
                 backend=pufferlib.vector.Multiprocessing,
                 num_envs=workers * envs,
                 num_workers=workers,
-                batch_size=workers * envs // (2 if pool else 1),
+                batch_size=(pool or workers) * envs,
                 overwork=True,  # it refuses more workers than cores otherwise: the grid goes to 2 x cores
             )
     raise ValueError(f"backend must be one of {MA_BACKENDS}, got {backend!r}")
@@ -204,7 +215,7 @@ def _rate(stepper: _Stepper, seconds: float, seed: int = 0) -> tuple[float, floa
 
 
 def _measure(
-    backend: str, case: str, workers: int, envs: int, seconds: float, pool: bool = False
+    backend: str, case: str, workers: int, envs: int, seconds: float, pool: int = 0
 ) -> tuple[float, float | None]:
     stepper = _Stepper(backend, MA_CASES[case][0], workers, envs, pool)
     try:
@@ -318,7 +329,7 @@ def _add_final(row: dict[str, Any], case: str, seconds: float, ratio_spread: flo
     """The head-to-head final of torchwm's best against the best other's (``multi_agent_final``); its
     ratio, measured in adjacent pairs, is the verdict (``target_met``) where it ran."""
 
-    def measure(backend: str, workers: int, envs: int, pool: bool) -> float:
+    def measure(backend: str, workers: int, envs: int, pool: int) -> float:
         return _measure(backend, case, workers, envs, seconds, pool)[0]
 
     final = run_final(row["backends"], measure, TARGET, ratio_spread)
@@ -351,16 +362,19 @@ def _round(
         runs[ALONE].setdefault(f"{workers}x{envs}", []).append((alone, None))
 
 
-def _backend_modes(workers: int, grid: bool) -> list[tuple[str, bool]]:
-    """(backend, pool) pairs measured at ``workers``: each backend in sync mode; the pool mode of
-    torchwm and PufferLib too with an even number of workers (SuperSuit has none), except in a smoke run."""
-    pool = grid and pool_fits(workers)
-    return [(b, False) for b in MA_BACKENDS] + [(b, True) for b in POOL_BACKENDS if pool]
+def _backend_modes(workers: int, grid: bool) -> list[tuple[str, int]]:
+    """(backend, pool) pairs measured at ``workers``: each backend in sync mode (0); the pool mode of
+    torchwm and PufferLib too, at each of ``pool_sizes`` (SuperSuit has none), except in a smoke run."""
+    sizes = pool_sizes(workers) if grid else []
+    return [(b, 0) for b in MA_BACKENDS] + [(b, size) for size in sizes for b in POOL_BACKENDS]
 
 
-def config_name(workers: int, envs: int, pool: bool = False) -> str:
-    """``2x4``, or ``2x4 pool`` (half the workers' rows per batch, the first to answer)."""
-    return f"{workers}x{envs}" + (" pool" if pool else "")
+def config_name(workers: int, envs: int, pool: int = 0) -> str:
+    """``2x4`` (sync), ``2x4 pool`` (a batch of half the workers, the first to answer) or ``4x4 pool1``
+    (a batch of one worker's envs, where that is not half)."""
+    if not pool:
+        return f"{workers}x{envs}"
+    return f"{workers}x{envs} pool" + ("" if 2 * pool == workers else str(pool))
 
 
 def _settled(row: dict[str, Any], target: float) -> bool:
@@ -402,7 +416,7 @@ def _case_row(
         "configs": [
             config_name(w, e, pool)
             for w, e in configs(case, grid)
-            for pool in sorted({p for _, p in _backend_modes(w, grid)})
+            for pool in sorted({p for _, p in _backend_modes(w, grid)}, key=lambda p: (p != 0, -p))
         ],
     }
     if skipped or not env_ms:
@@ -413,7 +427,7 @@ def _case_row(
     row[ALONE] = _best(stats[ALONE])
     row.update(_ratios(row["backends"]))
     # torchwm's best in sync mode alone (every row each batch, as SuperSuit's), beside its best of both.
-    sync = {c: v for c, v in stats["torchwm"].items() if not c.endswith(" pool")}
+    sync = {c: v for c, v in stats["torchwm"].items() if " pool" not in c}
     row["torchwm_sync"] = _best(sync) if sync else {"skipped": why.get("torchwm")}
     row["sync_ratio_vs_best_other"] = _ratios({**row["backends"], "torchwm": row["torchwm_sync"]})[
         "ratio_vs_best_other"
