@@ -306,7 +306,8 @@ def run_multi_agent(
     alone once per round): ``rounds`` of them, then more until torchwm's per-round ratio to the best
     other spreads by less than ``ratio_spread``, up to ``max_rounds`` (default ``rounds``). A row per
     case with each backend's best configuration, torchwm's ratio to the best other (median and spread
-    over rounds) against the 1.3x target, and the env's ceiling. ``grid=False``: one configuration."""
+    over rounds), and the env's ceiling; then the final (``multi_agent_final``), whose ratio judges the
+    1.3x target. ``grid=False``: one configuration, no final (a smoke run)."""
     most = max(rounds, max_rounds or rounds)
     results = []
     for case in cases or list(MA_CASES):
