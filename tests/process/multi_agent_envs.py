@@ -96,9 +96,10 @@ class Uneven(Departures):
 
 
 class Slow(Departures):
-    """Each step takes ``seconds``: a Ctrl-C lands while the vector env waits for it."""
+    """Each step takes ``seconds``: a Ctrl-C lands while the vector env waits for it. Long enough that
+    the timer thread that raises it is scheduled in time on a loaded machine (0.5 s was not, once, in CI)."""
 
-    seconds = 0.5
+    seconds = 3.0
 
     def step(self, actions: dict) -> tuple[dict, dict, dict, dict, dict]:
         import time
