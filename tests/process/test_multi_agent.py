@@ -270,15 +270,22 @@ def test_the_ray_backends_workers_refuse_a_parallel_env_clearly():
 
 def test_ctrl_c_while_waiting_keeps_the_step_pending():
     import _thread
+    import signal
     import threading
 
     from multi_agent_envs import Slow
 
-    with TorchVectorizedEnv(Slow, 2, 1) as venv:
-        venv.reset(seed=0)
-        venv.step_async(np.zeros(2 * AGENTS, np.int64))
-        threading.Timer(0.1, _thread.interrupt_main).start()
-        with pytest.raises(KeyboardInterrupt):
-            venv.step_wait()
-        obs, rewards, *_, infos = venv.step_wait()  # the replies of the step interrupted
-        assert obs.shape == (2 * AGENTS, 3) and infos["agent_mask"].all() and (rewards == 0.5).all()
+    # A process started in the background by a shell without job control inherits SIGINT ignored, and
+    # Python then installs no handler: interrupt_main would do nothing. Ctrl-C as a terminal gives it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with TorchVectorizedEnv(Slow, 2, 1) as venv:
+            venv.reset(seed=0)
+            venv.step_async(np.zeros(2 * AGENTS, np.int64))
+            threading.Timer(0.1, _thread.interrupt_main).start()
+            with pytest.raises(KeyboardInterrupt):
+                venv.step_wait()
+            obs, rewards, *_, infos = venv.step_wait()  # the replies of the step interrupted
+            assert obs.shape == (2 * AGENTS, 3) and infos["agent_mask"].all() and (rewards == 0.5).all()
+    finally:
+        signal.signal(signal.SIGINT, previous)
