@@ -5,7 +5,9 @@
   the measured times drawn at random (each worker stepping one env; more envs per worker average out).
 - ``time_in_env``: TorchVectorizedEnv's workers' share of their time spent inside the env's ``step``
   (timed by a wrapper inside each worker), in sync or pool mode; the rest is the vectorizer's work
-  and the wait for the next actions.
+  and the wait for the next actions. Beside it, the CPU time a row costs: the caller's, the workers'
+  and, of the workers', the env's own ``step`` (CPU time of the worker's thread inside it); and how
+  many cores were busy. What a row costs beyond the env's step is all the vectorizer can save.
 
 ``python -m torchwm.benchmarks.multi_agent_costs --case pistonball --workers-envs 2x2``
 """
@@ -19,59 +21,66 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count
+from torchwm.benchmarks.cpu_time import CpuSnapshot
+from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count, config_name, pool_sizes
 
-__all__ = ["step_spread", "time_in_env"]
+__all__ = ["cost_line", "step_spread", "time_in_env"]
 
 
 def step_spread(case: str, steps: int = 1000, workers: int = 2, seed: int = 0) -> dict[str, float]:
-    """Milliseconds per step of one env of ``case`` (random actions, resets left out), and the ratio a
-    synchronous batch over ``workers`` workers pays for waiting for the slowest."""
+    """Milliseconds per step of one env of ``case`` (random actions, resets left out; wall time, and the
+    CPU time of this thread), and the ratio a synchronous batch over ``workers`` workers pays for waiting
+    for the slowest."""
     env = MA_CASES[case][0]()
     try:
         env.reset(seed=seed)
         space = env.action_space(env.possible_agents[0])
         space.seed(seed)
         times: list[float] = []
+        cpu = 0.0
         while len(times) < steps:
             if not env.agents:
                 env.reset()
                 continue
             actions = {agent: space.sample() for agent in env.agents}
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.thread_time()
             env.step(actions)
             times.append(time.perf_counter() - start)
+            cpu += time.thread_time() - cpu_start
     finally:
         env.close()
     ms = np.array(times) * 1e3
     draws = np.random.default_rng(seed).choice(ms, size=(100_000, workers))
     return {
         "mean_ms": float(ms.mean()),
+        "cpu_mean_ms": 1e3 * cpu / steps,
         "std_ms": float(ms.std()),
         "barrier": float(draws.max(axis=1).mean() / ms.mean()),
     }
 
 
 class _TimedSteps:
-    """A ParallelEnv's ``step`` timed: the wrapped env's seconds in ``step`` (``timed()``)."""
+    """A ParallelEnv's ``step`` timed: the wrapped env's wall and CPU seconds (this thread's) in ``step``
+    (``timed()``)."""
 
     def __init__(self, env: Any) -> None:
-        self.env, self.seconds = env, 0.0
+        self.env, self.seconds, self.cpu_seconds = env, 0.0, 0.0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.env, name)
 
     def step(self, actions: Any) -> Any:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         try:
             return self.env.step(actions)
         finally:
             self.seconds += time.perf_counter() - start
+            self.cpu_seconds += time.thread_time() - cpu
 
-    def timed(self, reset: bool = False) -> float:
-        seconds = self.seconds
+    def timed(self, reset: bool = False) -> tuple[float, float]:
+        seconds = (self.seconds, self.cpu_seconds)
         if reset:
-            self.seconds = 0.0
+            self.seconds = self.cpu_seconds = 0.0
         return seconds
 
 
@@ -79,14 +88,14 @@ def _timed_env(case: str) -> _TimedSteps:
     return _TimedSteps(MA_CASES[case][0]())
 
 
-def time_in_env(case: str, workers: int, envs: int, pool: bool = False, seconds: float = 4.0) -> dict[str, float]:
-    """Rows per second of TorchVectorizedEnv over ``case`` and its workers' share of time in the env's
-    ``step``; ``pool``: half the workers' rows per batch."""
+def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: float = 4.0) -> dict[str, float | None]:
+    """Rows per second of TorchVectorizedEnv over ``case``, its workers' share of time in the env's
+    ``step``, and the CPU milliseconds a row costs (``None`` where other processes' CPU time cannot be
+    read here); ``pool``: the envs of that many workers per batch (0: sync mode, every row)."""
     from torchwm.process import TorchVectorizedEnv
 
     factory = partial(_timed_env, case)
-    agents = agent_count(MA_CASES[case][0])
-    rows = workers * envs * agents // (2 if pool else 1)
+    rows = (pool or workers) * envs * agent_count(MA_CASES[case][0])
     vec = TorchVectorizedEnv(factory, workers, envs, batch_size=rows if pool else None)
     try:
         vec.reset(seed=0)
@@ -96,15 +105,55 @@ def time_in_env(case: str, workers: int, envs: int, pool: bool = False, seconds:
         for i in range(5):
             vec.step(batches[i % 16])
         vec.call("timed", reset=True)
-        steps, start = 0, time.perf_counter()
-        while (now := time.perf_counter()) < start + seconds:
+        steps, pids = 0, vec.worker_pids
+        first = CpuSnapshot.take(pids)
+        while time.perf_counter() < first.wall_s + seconds:
             vec.step(batches[steps % 16])
             steps += 1
-        in_env = sum(vec.call("timed"))
+        last = CpuSnapshot.take(pids, clocks_first=True)
+        in_env, in_env_cpu = (sum(column) for column in zip(*vec.call("timed")))
     finally:
         vec.close()
-    elapsed = now - start
-    return {"rows_per_s": steps * rows / elapsed, "share_in_env_step": in_env / (workers * elapsed)}
+    return _costs(first, last, steps * rows, workers, in_env, in_env_cpu)
+
+
+def _costs(
+    first: CpuSnapshot, last: CpuSnapshot, rows: int, workers: int, in_env: float, in_env_cpu: float
+) -> dict[str, float | None]:
+    elapsed = last.wall_s - first.wall_s
+    caller_cpu = last.parent_cpu_s - first.parent_cpu_s
+    workers_cpu = None
+    if first.workers_cpu_s is not None and last.workers_cpu_s is not None:
+        workers_cpu = last.workers_cpu_s - first.workers_cpu_s
+    return {
+        "rows_per_s": rows / elapsed,
+        "share_in_env_step": in_env / (workers * elapsed),
+        "caller_cpu_ms_per_row": 1e3 * caller_cpu / rows,
+        "workers_cpu_ms_per_row": None if workers_cpu is None else 1e3 * workers_cpu / rows,
+        "env_step_cpu_ms_per_row": 1e3 * in_env_cpu / rows,
+        "cores_busy": None if workers_cpu is None else (caller_cpu + workers_cpu) / elapsed,
+    }
+
+
+def cost_line(name: str, measured: dict[str, float | None]) -> str:
+    """One measurement of ``time_in_env`` as a line."""
+    line = (
+        f"torchwm {name}: {measured['rows_per_s']:,.0f} rows/s, workers {measured['share_in_env_step']:.0%} of "
+        f"their time in the env's step; CPU per row: caller {measured['caller_cpu_ms_per_row']:.3f} ms"
+    )
+    workers_cpu, env_cpu, busy = (
+        measured["workers_cpu_ms_per_row"],
+        measured["env_step_cpu_ms_per_row"],
+        measured["cores_busy"],
+    )
+    assert env_cpu is not None
+    if workers_cpu is None or busy is None:
+        return line + f", the env's step {env_cpu:.3f} ms (the workers' whole CPU time is not readable here)"
+    total = workers_cpu + (measured["caller_cpu_ms_per_row"] or 0.0)
+    return line + (
+        f", workers {workers_cpu:.3f} ms, of which the env's step {env_cpu:.3f} ms ({env_cpu / total:.0%} of "
+        f"all); {busy:.2f} cores busy"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -115,16 +164,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     workers, envs = (int(n) for n in args.workers_envs.split("x"))
     spread = step_spread(args.case, workers=workers)
+    agents = agent_count(MA_CASES[args.case][0])
     print(
-        f"{args.case}: one env's step {spread['mean_ms']:.2f} ms (std {spread['std_ms']:.2f}); a sync batch over "
-        f"{workers} workers waits for the slowest: {spread['barrier']:.2f}x the mean"
+        f"{args.case}: one env's step {spread['mean_ms']:.2f} ms (std {spread['std_ms']:.2f}; CPU "
+        f"{spread['cpu_mean_ms'] / agents:.3f} ms per row, in this process); a sync batch over {workers} workers "
+        f"waits for the slowest: {spread['barrier']:.2f}x the mean"
     )
-    for pool in (False, True):
+    for pool in [0, *pool_sizes(workers)]:
         measured = time_in_env(args.case, workers, envs, pool, args.seconds)
-        print(
-            f"torchwm {args.workers_envs}{' pool' if pool else ''}: {measured['rows_per_s']:,.0f} rows/s, workers "
-            f"{measured['share_in_env_step']:.0%} of their time in the env's step"
-        )
+        print(cost_line(config_name(workers, envs, pool), measured))
 
 
 if __name__ == "__main__":
