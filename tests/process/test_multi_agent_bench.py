@@ -114,7 +114,7 @@ def test_the_cost_breakdown_measures_the_env_inside_the_workers():
     from torchwm.benchmarks import multi_agent_costs
 
     spread = multi_agent_costs.step_spread("simple_spread", steps=50, workers=2)
-    assert spread["mean_ms"] > 0 and spread["std_ms"] >= 0 and spread["cpu_mean_ms"] > 0
+    assert spread["mean_ms"] > 0 and spread["std_ms"] >= 0
     assert spread["barrier"] >= 1.0  # the slower of two steps is never faster than one on average
     for pool in (0, 1):
         measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3)

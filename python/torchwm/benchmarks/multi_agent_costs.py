@@ -22,38 +22,34 @@ from typing import Any
 import numpy as np
 
 from torchwm.benchmarks.cpu_time import CpuSnapshot
-from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count, config_name, pool_sizes
+from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count, config_name, env_ms_per_row, pool_sizes
 
 __all__ = ["cost_line", "step_spread", "time_in_env"]
 
 
 def step_spread(case: str, steps: int = 1000, workers: int = 2, seed: int = 0) -> dict[str, float]:
-    """Milliseconds per step of one env of ``case`` (random actions, resets left out; wall time, and the
-    CPU time of this thread), and the ratio a synchronous batch over ``workers`` workers pays for waiting
-    for the slowest."""
+    """Milliseconds per step of one env of ``case`` (random actions, resets left out), and the ratio a
+    synchronous batch over ``workers`` workers pays for waiting for the slowest."""
     env = MA_CASES[case][0]()
     try:
         env.reset(seed=seed)
         space = env.action_space(env.possible_agents[0])
         space.seed(seed)
         times: list[float] = []
-        cpu = 0.0
         while len(times) < steps:
             if not env.agents:
                 env.reset()
                 continue
             actions = {agent: space.sample() for agent in env.agents}
-            start, cpu_start = time.perf_counter(), time.thread_time()
+            start = time.perf_counter()
             env.step(actions)
             times.append(time.perf_counter() - start)
-            cpu += time.thread_time() - cpu_start
     finally:
         env.close()
     ms = np.array(times) * 1e3
     draws = np.random.default_rng(seed).choice(ms, size=(100_000, workers))
     return {
         "mean_ms": float(ms.mean()),
-        "cpu_mean_ms": 1e3 * cpu / steps,
         "std_ms": float(ms.std()),
         "barrier": float(draws.max(axis=1).mean() / ms.mean()),
     }
@@ -164,10 +160,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     workers, envs = (int(n) for n in args.workers_envs.split("x"))
     spread = step_spread(args.case, workers=workers)
-    agents = agent_count(MA_CASES[args.case][0])
+    alone_ms = env_ms_per_row(MA_CASES[args.case][0], 1.0)  # the bench's own figure (its JSON's env_ms_per_row)
     print(
         f"{args.case}: one env's step {spread['mean_ms']:.2f} ms (std {spread['std_ms']:.2f}; CPU "
-        f"{spread['cpu_mean_ms'] / agents:.3f} ms per row, in this process); a sync batch over {workers} workers "
+        f"{alone_ms:.3f} ms per row, in this process); a sync batch over {workers} workers "
         f"waits for the slowest: {spread['barrier']:.2f}x the mean"
     )
     for pool in [0, *pool_sizes(workers)]:
