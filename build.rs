@@ -13,6 +13,9 @@
 //!   `maturin --zig`, and its libstdc++ is linked in statically (`build/wheel_cxx.rs`).
 //! - `TORCHWM_SANITIZE=address,undefined` (any of the two) builds both with those sanitizers and
 //!   links their runtimes into every binary (see scripts/sanitize.sh).
+//! - `TORCHWM_CHECK_ONLY=1` compiles no C++ at all, for `cargo clippy` and `cargo check`, which link
+//!   nothing: the macOS clippy in CI (scripts/macos_wheel.sh) would otherwise compile ALE with zig's clang
+//!   once more, for nothing. Anything that links then fails on ALE's symbols.
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -43,6 +46,10 @@ fn main() {
 
     let release = AleRelease::pinned(&manifest_dir.join("pyproject.toml")).unwrap_or_else(|m| fail(&m));
     println!("cargo:rustc-env=TORCHWM_ALE_VERSION={}", release.version);
+    if check_only().unwrap_or_else(|m| fail(&m)) {
+        println!("cargo:warning=TORCHWM_CHECK_ONLY=1: no C++ compiled, so nothing built now can link");
+        return;
+    }
     let ale_src = release.source_root(&out_dir).unwrap_or_else(|m| fail(&m)).join("src");
     let generated = out_dir.join("generated");
     let units = generate_sources(&generated, &ale_src, &release).unwrap_or_else(|m| fail(&m));
@@ -131,7 +138,13 @@ fn fail(message: &str) -> ! {
 
 /// Tells cargo what the build reads: the environment, and every file of ours that goes into it.
 fn declare_inputs(manifest_dir: &Path) -> Result<(), String> {
-    for var in ale_source::ENV_VARS.iter().chain(&["CXX", "CXXFLAGS", "TORCHWM_SANITIZE", wheel_cxx::ENV_VAR]) {
+    for var in ale_source::ENV_VARS.iter().chain(&[
+        "CXX",
+        "CXXFLAGS",
+        "TORCHWM_SANITIZE",
+        "TORCHWM_CHECK_ONLY",
+        wheel_cxx::ENV_VAR,
+    ]) {
         println!("cargo:rerun-if-env-changed={var}");
     }
     let mut files = vec![manifest_dir.join("build.rs"), manifest_dir.join("pyproject.toml")];
@@ -164,6 +177,15 @@ fn generate_sources(generated: &Path, ale_src: &Path, release: &AleRelease) -> R
     let copies = ale_units::write_patched_copies(generated, ale_src)?;
     threaded_dispatch::write(generated, ale_src)?;
     ale_units::write_unity_sources(generated, ale_src, &sources, &copies)
+}
+
+/// Whether `TORCHWM_CHECK_ONLY` asks for a build that compiles no C++ ("1"; unset or "0": a full build).
+fn check_only() -> Result<bool, String> {
+    match env::var("TORCHWM_CHECK_ONLY").as_deref() {
+        Err(_) | Ok("" | "0") => Ok(false),
+        Ok("1") => Ok(true),
+        Ok(other) => Err(format!("TORCHWM_CHECK_ONLY is {other:?}; it takes 1 (compile no C++) or 0")),
+    }
 }
 
 /// `TORCHWM_SANITIZE` as compiler flags: `-fsanitize=...` first, empty when unset.

@@ -20,7 +20,9 @@ export MACOSX_DEPLOYMENT_TARGET=11.0
 export PATH="$venv/bin:$PATH"
 
 # clippy first, for the macOS side of src/ffi's platform seam (it fails in a minute, the wheel takes
-# ten). Its C compilers are zig's, through maturin's wrapper, which turns cc's clang flags into zig's.
+# ten). Its C compilers are zig's, through maturin's wrapper, which turns cc's clang flags into zig's:
+# zlib's (libz-sys). TORCHWM_CHECK_ONLY=1: clippy links nothing, so ALE's C++ is not compiled for it
+# (the wheel compiles it below, with zig's clang through cargo-zigbuild's own wrapper).
 wrappers="$root/target/zig-macos/wrappers"
 mkdir -p "$wrappers"
 for tool in cc c++ ar; do
@@ -29,7 +31,7 @@ for tool in cc c++ ar; do
     chmod +x "$wrappers/zig-$tool"
 done
 CC_aarch64_apple_darwin="$wrappers/zig-cc" CXX_aarch64_apple_darwin="$wrappers/zig-c++" \
-    AR_aarch64_apple_darwin="$wrappers/zig-ar" CARGO_TARGET_DIR="$root/target/zig-macos" \
+    AR_aarch64_apple_darwin="$wrappers/zig-ar" CARGO_TARGET_DIR="$root/target/zig-macos" TORCHWM_CHECK_ONLY=1 \
     cargo clippy --quiet --target aarch64-apple-darwin --all-targets --features python -- -D warnings
 
 # Its own target directory: the other builds' C++ (other compilers, other targets) stays cached.

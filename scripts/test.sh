@@ -59,6 +59,11 @@ deps_test=$!
 DOCS_VENV="$root/.venv-docs" bash scripts/docs.sh "$root/site" >"$root/.docs.log" 2>&1 &
 docs_site=$!
 
+# Every build for this machine compiles its C++ with the x86-64 wheel's GCC (TORCHWM_WHEEL_CXX=g++ below):
+# ALE's library is then the same for all of them, compiled once (by clippy) and taken from torchwm's build
+# cache by cargo doc, cargo test and the wheel (build.rs, compile_ale), a minute of both cores each.
+# Cross builds name their own compilers (TORCHWM_WHEEL_CXX, cc's CXX_<target>).
+export CXX=g++
 step "cargo clippy (all targets and features, warnings are errors)"
 PYO3_PYTHON="$venv/bin/python" cargo clippy --all-targets --all-features -- -D warnings
 step "cargo doc (broken or private intra-doc links are errors)"
