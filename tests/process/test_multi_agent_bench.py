@@ -3,6 +3,7 @@ judged at its best configuration, the ratio's spread over rounds and the env's b
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -118,16 +119,17 @@ def test_the_cost_breakdown_measures_the_env_inside_the_workers():
     assert spread["barrier"] >= 1.0  # the slower of two steps is never faster than one on average
     for pool in (0, 1):
         measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3)
-        assert measured["rows_per_s"] > 0
-        assert 0.0 < measured["share_in_env_step"] <= 1.0
-        assert measured["caller_cpu_ms_per_row"] > 0 and measured["env_step_cpu_ms_per_row"] > 0
+        assert measured.rows_per_s > 0
+        assert 0.0 < measured.share_in_env_step <= 1.0
+        assert measured.caller_cpu_ms_per_row > 0 and measured.env_step_cpu_ms_per_row > 0
         # /proc counts in clock ticks: over 0.3 s the workers' CPU time is coarse, the env's (a thread
         # clock) is not, so the two are only compared in the line below, never to each other here.
-        assert measured["workers_cpu_ms_per_row"] > 0 and 0.0 < measured["cores_busy"] <= os.cpu_count() + 0.5
-        line = multi_agent_costs.cost_line("2x2", measured)
+        assert measured.workers_cpu_ms_per_row is not None and measured.workers_cpu_ms_per_row > 0
+        assert measured.cores_busy is not None and 0.0 < measured.cores_busy <= os.cpu_count() + 0.5
+        line = measured.line("2x2")
         assert line.startswith("torchwm 2x2: ") and "of which the env's step" in line and "cores busy" in line
-    unreadable = dict(measured, workers_cpu_ms_per_row=None, cores_busy=None)
-    assert "not readable here" in multi_agent_costs.cost_line("2x2", unreadable)
+    unreadable = dataclasses.replace(measured, workers_cpu_ms_per_row=None, cores_busy=None)
+    assert "not readable here" in unreadable.line("2x2")
 
 
 def test_the_final_measures_the_two_best_in_adjacent_pairs_of_alternating_order():

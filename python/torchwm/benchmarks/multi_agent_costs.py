@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -24,7 +25,7 @@ import numpy as np
 from torchwm.benchmarks.cpu_time import CpuSnapshot
 from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count, config_name, env_ms_per_row, pool_sizes
 
-__all__ = ["cost_line", "step_spread", "time_in_env"]
+__all__ = ["RowCosts", "step_spread", "time_in_env"]
 
 
 def step_spread(case: str, steps: int = 1000, workers: int = 2, seed: int = 0) -> dict[str, float]:
@@ -84,10 +85,9 @@ def _timed_env(case: str) -> _TimedSteps:
     return _TimedSteps(MA_CASES[case][0]())
 
 
-def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: float = 4.0) -> dict[str, float | None]:
-    """Rows per second of TorchVectorizedEnv over ``case``, its workers' share of time in the env's
-    ``step``, and the CPU milliseconds a row costs (``None`` where other processes' CPU time cannot be
-    read here); ``pool``: the envs of that many workers per batch (0: sync mode, every row)."""
+def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: float = 4.0) -> RowCosts:
+    """What a row of ``case`` costs TorchVectorizedEnv (``RowCosts``); ``pool``: the envs of that many
+    workers per batch (0: sync mode, every row)."""
     from torchwm.process import TorchVectorizedEnv
 
     factory = partial(_timed_env, case)
@@ -113,42 +113,50 @@ def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: floa
     return _costs(first, last, steps * rows, workers, in_env, in_env_cpu)
 
 
+@dataclass(frozen=True)
+class RowCosts:
+    """What ``time_in_env`` measured: rows per second, the workers' share of their time in the env's
+    ``step``, and the CPU milliseconds a row costs. The workers' whole CPU time (and so the cores busy)
+    is ``None`` where other processes' CPU time cannot be read here; the rest is always measured."""
+
+    rows_per_s: float
+    share_in_env_step: float
+    caller_cpu_ms_per_row: float
+    env_step_cpu_ms_per_row: float
+    workers_cpu_ms_per_row: float | None
+    cores_busy: float | None
+
+    def line(self, name: str) -> str:
+        """This measurement as one line, for the configuration ``name``."""
+        line = (
+            f"torchwm {name}: {self.rows_per_s:,.0f} rows/s, workers {self.share_in_env_step:.0%} of their time "
+            f"in the env's step; CPU per row: caller {self.caller_cpu_ms_per_row:.3f} ms"
+        )
+        env_cpu = self.env_step_cpu_ms_per_row
+        if self.workers_cpu_ms_per_row is None or self.cores_busy is None:
+            return line + f", the env's step {env_cpu:.3f} ms (the workers' whole CPU time is not readable here)"
+        total = self.workers_cpu_ms_per_row + self.caller_cpu_ms_per_row
+        return line + (
+            f", workers {self.workers_cpu_ms_per_row:.3f} ms, of which the env's step {env_cpu:.3f} ms "
+            f"({env_cpu / total:.0%} of all); {self.cores_busy:.2f} cores busy"
+        )
+
+
 def _costs(
     first: CpuSnapshot, last: CpuSnapshot, rows: int, workers: int, in_env: float, in_env_cpu: float
-) -> dict[str, float | None]:
+) -> RowCosts:
     elapsed = last.wall_s - first.wall_s
     caller_cpu = last.parent_cpu_s - first.parent_cpu_s
     workers_cpu = None
     if first.workers_cpu_s is not None and last.workers_cpu_s is not None:
         workers_cpu = last.workers_cpu_s - first.workers_cpu_s
-    return {
-        "rows_per_s": rows / elapsed,
-        "share_in_env_step": in_env / (workers * elapsed),
-        "caller_cpu_ms_per_row": 1e3 * caller_cpu / rows,
-        "workers_cpu_ms_per_row": None if workers_cpu is None else 1e3 * workers_cpu / rows,
-        "env_step_cpu_ms_per_row": 1e3 * in_env_cpu / rows,
-        "cores_busy": None if workers_cpu is None else (caller_cpu + workers_cpu) / elapsed,
-    }
-
-
-def cost_line(name: str, measured: dict[str, float | None]) -> str:
-    """One measurement of ``time_in_env`` as a line."""
-    line = (
-        f"torchwm {name}: {measured['rows_per_s']:,.0f} rows/s, workers {measured['share_in_env_step']:.0%} of "
-        f"their time in the env's step; CPU per row: caller {measured['caller_cpu_ms_per_row']:.3f} ms"
-    )
-    workers_cpu, env_cpu, busy = (
-        measured["workers_cpu_ms_per_row"],
-        measured["env_step_cpu_ms_per_row"],
-        measured["cores_busy"],
-    )
-    assert env_cpu is not None
-    if workers_cpu is None or busy is None:
-        return line + f", the env's step {env_cpu:.3f} ms (the workers' whole CPU time is not readable here)"
-    total = workers_cpu + (measured["caller_cpu_ms_per_row"] or 0.0)
-    return line + (
-        f", workers {workers_cpu:.3f} ms, of which the env's step {env_cpu:.3f} ms ({env_cpu / total:.0%} of "
-        f"all); {busy:.2f} cores busy"
+    return RowCosts(
+        rows_per_s=rows / elapsed,
+        share_in_env_step=in_env / (workers * elapsed),
+        caller_cpu_ms_per_row=1e3 * caller_cpu / rows,
+        env_step_cpu_ms_per_row=1e3 * in_env_cpu / rows,
+        workers_cpu_ms_per_row=None if workers_cpu is None else 1e3 * workers_cpu / rows,
+        cores_busy=None if workers_cpu is None else (caller_cpu + workers_cpu) / elapsed,
     )
 
 
@@ -168,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     for pool in [0, *pool_sizes(workers)]:
         measured = time_in_env(args.case, workers, envs, pool, args.seconds)
-        print(cost_line(config_name(workers, envs, pool), measured))
+        print(measured.line(config_name(workers, envs, pool)))
 
 
 if __name__ == "__main__":

@@ -61,6 +61,7 @@ class PoolModeMixin:
     envs_per_worker: int
     agents_per_env: int
     _rows_per_worker: int
+    _worker_rows: np.ndarray
     _env_count: int
     _agents: Any
     single_observation_space: Any
@@ -114,8 +115,8 @@ class PoolModeMixin:
         if pool.pending is not AsyncState.WAITING_STEP:
             raise errors.NoAsyncCallError("Calling `recv` without any prior call to `send`.", "step")
         workers, replies = self._gather_batch(pool, "step", parse_timeout(timeout))
-        observations, infos = self._batch_of(workers, replies)
         rows = self._rows_of(workers)
+        observations, infos = self._batch_of(rows, replies)
         views = self._views
         return observations, views.rewards[rows], views.terminations[rows], views.truncations[rows], infos
 
@@ -145,7 +146,7 @@ class PoolModeMixin:
         self._first_seed.forget()
         workers, replies = self._gather_batch(pool, "reset", None)
         self._has_reset = True
-        return self._batch_of(workers, replies)
+        return self._batch_of(self._rows_of(workers), replies)
 
     def _gather_batch(self, pool: Any, what: str, timeout: float | None) -> tuple[list[int], list[Any]]:
         """The next ``batch_size`` envs' workers and replies; the call is then over, the batch's workers
@@ -163,11 +164,12 @@ class PoolModeMixin:
                 pool.shutdown()
             raise
 
-    def _batch_of(self, workers: list[int], replies: list[Any]) -> tuple[Any, dict[str, Any]]:
-        """Observations (copies) and infos of ``workers``' envs, in that order, with ``env_id``."""
+    def _batch_of(self, rows: np.ndarray, replies: list[Any]) -> tuple[Any, dict[str, Any]]:
+        """Observations (copies) and infos of ``rows`` (the rows of the workers that sent ``replies``,
+        in that order), with ``env_id``."""
         replies = [reply or (None, None) for reply in replies]
         if self._views.observations is not None:
-            observations = take_rows(self._views.observations, self._rows_of(workers))
+            observations = take_rows(self._views.observations, rows)
         else:
             flat = [obs for payload, _ in replies for obs in payload]
             empty: Any = create_empty_array(self.single_observation_space, n=self.batch_size, fn=np.zeros)
@@ -179,7 +181,6 @@ class PoolModeMixin:
             for i, env_infos in enumerate(worker_infos or ()):
                 for info in env_infos or ():
                     infos = batch._add_info(infos, info, position * k + i)
-        rows = self._rows_of(workers)
         if self._agents is not None:  # rows of whole envs: each row's env, agent and mask
             add_row_ids(infos, rows, self._agents, self._views.agent_mask[rows])
         else:
@@ -188,8 +189,7 @@ class PoolModeMixin:
 
     def _rows_of(self, workers: list[int]) -> np.ndarray:
         """The rows of ``workers`` (their env indices, unless envs have agents as rows), in order."""
-        k = self._rows_per_worker
-        return (np.asarray(workers, dtype=np.intp)[:, None] * k + np.arange(k)).ravel()
+        return self._worker_rows[workers].ravel()
 
     def _pool_actions(self, actions: Any) -> Any:
         """``actions`` checked against the batch's action space (``batch_size`` rows)."""

@@ -192,6 +192,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self.agents_per_env = 1 if self._agents is None else self._agents.count
         self._rows_per_worker = self.envs_per_worker * self.agents_per_env
         self.total_envs = self.num_envs = self._env_count * self.agents_per_env
+        # Worker w's rows are row w of this table: pool mode looks a batch's rows up here.
+        self._worker_rows = np.arange(self.total_envs, dtype=np.intp).reshape(self.num_workers, self._rows_per_worker)
         return env if self._agents is not None else adapt(env)
 
     def _set_spaces(self, probe: Any, factories: list[Callable[[], Any]], observation_mode: Any) -> None:
