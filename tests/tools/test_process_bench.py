@@ -264,3 +264,8 @@ def test_process_overhead_reports_per_batch_costs(capsys):
     assert all(row["wall_us"] > 0 and row["parent_cpu_us"] >= 0 and row["worker_cpu_us"] >= 0 for row in rows)
     assert all(row["env_cpu_us_per_worker"] > 0 and isinstance(row["parent_target_met"], bool) for row in rows)
     assert sum("vectorizer overhead per batch, CPU time" in line for line in lines) == 2
+    process_overhead.main(["--workers-envs", "2x2", "--batches", "50", "--repeats", "1", "--pool", "1"])
+    (pool,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert pool["shape"] == "2x2 pool1" and pool["env"] == "noop" and pool["parent_cpu_us"] >= 0
+    with pytest.raises(ValueError, match="pool is 2"):
+        process_overhead.measure(2, 2, 50, pool=2)

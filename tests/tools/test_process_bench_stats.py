@@ -148,6 +148,9 @@ def test_overhead_row_checks_parent_and_each_worker_beyond_its_envs():
     # Each span against the env's cost measured next to it: 70 - 16 x 1 and 60 - 16 x 0.5, median 53.
     paired = process_overhead.overhead_row([BatchCost(1, 1, 140.0), BatchCost(1, 1, 120.0)], 2, 16, [1.0, 0.5])
     assert paired["worker_overhead_cpu_us"] == 53.0
+    # Pool mode: the workers' CPU over the workers a batch steps, here one of two (140 - 16 x 0.25).
+    pool = process_overhead.overhead_row([BatchCost(1, 1, 140.0)], 2, 16, [0.25], pool=1)
+    assert pool["shape"] == "2x16 pool1" and pool["worker_overhead_cpu_us"] == 136.0
 
 
 def test_cpu_readings_come_from_one_function():

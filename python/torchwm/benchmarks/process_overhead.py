@@ -9,7 +9,8 @@ worker (its wait for the command, its step loop, its results into shared memory)
 a worker's CPU per batch beyond its envs' own steps (one env's step CPU, measured alone, times the envs
 per worker). Both are checked against ``TARGET_US``. A worker's figure includes its polling for the
 next command (the doorbells' patience), so it is an upper bound on its transport cost. CPU time is
-steady on a busy machine, where wall time is not.
+steady on a busy machine, where wall time is not. ``--pool N``: pool mode, a batch of the envs of the
+first ``N`` workers to finish (``send``/``recv``); a worker's figures are then per batch it steps.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def time_spans(
     """``repeats`` spans of ``batches`` steps each (after a warm-up), what a batch cost in each; before
     each span, ``env_alone()`` (one env's step CPU, us): it moves with the machine's load as the
     workers' does, so each span is set against its own."""
-    actions = np.zeros(envs.num_envs, np.int64)
+    actions = np.zeros(envs.batch_size, np.int64)
     for _ in range(min(500, batches)):
         envs.step(actions)
     pids = envs.worker_pids
@@ -56,18 +57,20 @@ def time_spans(
 
 
 def overhead_row(
-    costs: list[BatchCost], workers: int, envs_per_worker: int, env_step_us: list[float]
+    costs: list[BatchCost], workers: int, envs_per_worker: int, env_step_us: list[float], pool: int = 0
 ) -> dict[str, Any]:
     """The per-batch figures (median over spans, and min..max) and the overhead verdict; span ``i``'s
-    worker overhead is its worker CPU beyond ``envs_per_worker`` x ``env_step_us[i]``."""
+    worker overhead is its worker CPU beyond ``envs_per_worker`` x ``env_step_us[i]``. ``pool``: the
+    workers a batch steps (0: all of them, sync mode)."""
     wall = _median_range([c.wall_us for c in costs])
     parent = _median_range([c.parent_cpu_us for c in costs])
-    # Each worker's mean CPU per batch: the workers' total over their count (they run alike).
-    per_worker = [(c.workers_cpu_us or 0.0) / workers for c in costs]
+    # Each worker's mean CPU per batch it steps: the workers' total over the workers a batch steps (they
+    # run alike; in pool mode a waiting worker's polling is counted in too).
+    per_worker = [(c.workers_cpu_us or 0.0) / (pool or workers) for c in costs]
     worker = _median_range(per_worker)
     net = float(np.median([net_of_envs(w, envs_per_worker, e) for w, e in zip(per_worker, env_step_us)]))
     return {
-        "shape": f"{workers}x{envs_per_worker}",
+        "shape": f"{workers}x{envs_per_worker}" + (f" pool{pool}" if pool else ""),
         "cores": _platform.usable_cores(),
         "wall_us": round(wall[0], 1),
         "wall_us_range": [round(wall[1], 1), round(wall[2], 1)],
@@ -84,13 +87,16 @@ def overhead_row(
 
 
 def measure(
-    num_workers: int, envs_per_worker: int, batches: int, env: str = "noop", repeats: int = 3
+    num_workers: int, envs_per_worker: int, batches: int, env: str = "noop", repeats: int = 3, pool: int = 0
 ) -> dict[str, Any]:
-    """Per-batch wall and CPU microseconds of ``repeats`` x ``batches`` steps at one shape."""
+    """Per-batch wall and CPU microseconds of ``repeats`` x ``batches`` steps at one shape; ``pool``: a
+    batch of that many workers' envs (0: sync mode, every env)."""
     if cpu_source() is None:
         raise RuntimeError("no way to read the workers' CPU time here (no /proc): install psutil")
+    if not 0 <= pool < num_workers:
+        raise ValueError(f"pool is {pool}: a batch of 1 to {num_workers - 1} workers' envs, or 0 (sync mode)")
     factory = ENVS[env]
-    envs = TorchVectorizedEnv(factory, num_workers, envs_per_worker)
+    envs = TorchVectorizedEnv(factory, num_workers, envs_per_worker, batch_size=pool * envs_per_worker or None)
     try:
         envs.reset(seed=0)
         costs, alone = time_spans(
@@ -99,7 +105,7 @@ def measure(
     finally:
         envs.close()
     transport = "portable" if _platform.PORTABLE else "linux"
-    return {"env": env, "transport": transport, **overhead_row(costs, num_workers, envs_per_worker, alone)}
+    return {"env": env, "transport": transport, **overhead_row(costs, num_workers, envs_per_worker, alone, pool)}
 
 
 def verdict(row: dict[str, Any]) -> str:
@@ -123,10 +129,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--batches", type=int, default=20_000, help="batches timed per shape and repeat")
     parser.add_argument("--repeats", type=int, default=3, help="timed spans per shape: the median is reported")
     parser.add_argument("--env", choices=sorted(ENVS), default="noop", help="the envs stepped (default: noop)")
+    parser.add_argument("--pool", type=int, default=0, help="pool mode: a batch of N workers' envs (default 0: sync)")
     args = parser.parse_args(argv)
     for shape in args.workers_envs.split(","):
         workers, envs_per_worker = (int(part) for part in shape.lower().split("x"))
-        row = measure(workers, envs_per_worker, args.batches, args.env, args.repeats)
+        row = measure(workers, envs_per_worker, args.batches, args.env, args.repeats, args.pool)
         print(json.dumps(row), flush=True)
         print(verdict(row), flush=True)
 
