@@ -73,8 +73,10 @@ wait "$docs_site" || { cat "$root/.docs.log"; exit 1; }
 cat "$root/.docs.log"
 
 # cargo test's compiling needs neither the wheel nor Python: it starts beside the wheel's, whose last
-# minute (link-time optimisation) keeps one core only.
-cargo test --profile ci --no-run --quiet >"$root/.cargo-test-build.log" 2>&1 &
+# minute (link-time optimisation) keeps one core only. The dev profile: its compiling takes about half
+# the CPU of an optimised profile's, its overflow checks and debug assertions are on, and ALE's C++ is
+# -O3 in every profile (build.rs), so the tests still run in seconds.
+cargo test --no-run --quiet >"$root/.cargo-test-build.log" 2>&1 &
 test_build=$!
 
 step "wheel: maturin build --release --zig --compatibility manylinux_2_28 (abi3: CPython >= 3.10), C++ by GCC"
@@ -125,9 +127,9 @@ export TORCHWM_ROM_DIR
 
 step "cargo test (no Python; compiled beside the wheel)"
 wait "$test_build" || { cat "$root/.cargo-test-build.log"; exit 1; }
-cargo test --profile ci --quiet
+cargo test --quiet
 step "cargo test --test doorbell with TORCHWM_PORTABLE=1 (the portable doorbell sleep, macOS's, on Linux)"
-TORCHWM_PORTABLE=1 cargo test --profile ci --quiet --test doorbell
+TORCHWM_PORTABLE=1 cargo test --quiet --test doorbell
 
 # loom's model checks (docs/memory_model.md) compile the crate again under --cfg loom, in their own
 # target directory: beside the smoke runs, which only check that each command runs.
