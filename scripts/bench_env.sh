@@ -14,7 +14,8 @@ venv="${1:-$root/.venv-bench}"
 uv="${UV:-$(command -v uv || echo "$root/.venv-tools/bin/uv")}"
 python="${PYTHON:-$(bash scripts/find_python.sh 3.11)}"
 
-"$uv" venv --quiet --clear --python "$python" "$venv"
+# --seed: pip, which maturin develop installs with, and torchwm's build runs to fetch ALE's source.
+"$uv" venv --quiet --clear --seed --python "$python" "$venv"
 if [[ -n "${TORCHWM_WHEEL:-}" ]]; then
     "$uv" pip install --quiet --python "$venv/bin/python" "${TORCHWM_WHEEL}[bench]"
 else
