@@ -160,6 +160,35 @@ def test_infos_are_batched_over_the_batch_in_env_id_order():
         envs.close()
 
 
+def _block(env_ids: np.ndarray) -> range | None:
+    """The buffer rows of a batch that is one ascending block of envs (consecutive workers, in order)."""
+    first = int(env_ids[0])
+    return range(first, first + len(env_ids)) if (env_ids == np.arange(first, first + len(env_ids))).all() else None
+
+
+@pytest.mark.parametrize("copy", [True, False])
+@pytest.mark.parametrize("batch_size", [ENVS_PER_WORKER, BATCH])
+def test_copy_false_hands_out_a_block_of_workers_rows_themselves(batch_size, copy):
+    """copy=False, as in sync mode: a batch that is one block of the shared buffer (one worker, or
+    consecutive workers in order) is that block itself, which the next send overwrites; a batch of
+    workers out of order is a copy. copy=True: every batch is the caller's own."""
+    envs = TorchVectorizedEnv(info_envs(), NUM_WORKERS, ENVS_PER_WORKER, batch_size=batch_size, copy=copy)
+    try:
+        obs, info = envs.reset()
+        earlier: list[tuple[np.ndarray, range | None]] = []
+        for _ in range(40):
+            np.testing.assert_array_equal(obs[:, 0], info["env_id"])
+            block = _block(info["env_id"])
+            for old_obs, old_block in earlier:
+                shared = not copy and block is not None and old_block is not None and bool(set(block) & set(old_block))
+                assert np.shares_memory(old_obs, obs) == shared, (old_block, block)
+            earlier.append((obs, block))
+            obs, rewards, terminations, truncations, info = envs.step(np.zeros(batch_size, np.int64))
+        assert copy or any(block is not None for _, block in earlier)
+    finally:
+        envs.close()
+
+
 def test_calls_wait_for_the_steps_in_flight_and_keep_their_results(pool_env):
     obs, info = pool_env.reset(seed=0)
     pool_env.send(np.zeros(BATCH, np.int64))

@@ -43,8 +43,9 @@ class _BatchInfos:
         return VectorEnv._add_info(self, infos, info, position)  # type: ignore[arg-type]
 
 
-def take_rows(views: Any, rows: np.ndarray) -> Any:
-    """Copies of ``rows`` of every array in a (nested) dict/tuple of batched views."""
+def take_rows(views: Any, rows: np.ndarray | slice) -> Any:
+    """``rows`` of every array in a (nested) dict/tuple of batched views: copies for an index array,
+    views for a slice."""
     if isinstance(views, dict):
         return {key: take_rows(value, rows) for key, value in views.items()}
     if isinstance(views, tuple):
@@ -52,10 +53,20 @@ def take_rows(views: Any, rows: np.ndarray) -> Any:
     return views[rows]
 
 
+def as_block(rows: np.ndarray) -> np.ndarray | slice:
+    """``rows`` as a slice where they are one ascending block (a batch of consecutive workers, in
+    order), else as they are."""
+    first = int(rows[0])
+    if int(rows[-1]) - first == len(rows) - 1 and bool((np.diff(rows) == 1).all()):
+        return slice(first, first + len(rows))
+    return rows
+
+
 class PoolModeMixin:
     """``send``/``recv`` (both modes) and the pool-mode ``reset``/``step``."""
 
     batch_size: int
+    copy: bool
     total_envs: int
     num_workers: int
     envs_per_worker: int
@@ -165,11 +176,13 @@ class PoolModeMixin:
             raise
 
     def _batch_of(self, rows: np.ndarray, replies: list[Any]) -> tuple[Any, dict[str, Any]]:
-        """Observations (copies) and infos of ``rows`` (the rows of the workers that sent ``replies``,
+        """Observations and infos of ``rows`` (the rows of the workers that sent ``replies``,
         in that order), with ``env_id``."""
         replies = [reply or (None, None) for reply in replies]
         if self._views.observations is not None:
-            observations = take_rows(self._views.observations, rows)
+            # copy=False: the shared rows themselves where they are one block (as in sync mode; the
+            # next send overwrites them), else a copy.
+            observations = take_rows(self._views.observations, rows if self.copy else as_block(rows))
         else:
             flat = [obs for payload, _ in replies for obs in payload]
             empty: Any = create_empty_array(self.single_observation_space, n=self.batch_size, fn=np.zeros)

@@ -82,7 +82,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         daemon: worker processes are daemonic (terminated when the parent exits normally). Whatever
             this says, an idle worker exits by itself within a second when the parent is killed.
         copy: ``reset``/``step`` return a copy of the observations (default, as ``AsyncVectorEnv``);
-            ``False`` returns the batch buffer itself, overwritten by the next step.
+            ``False`` returns the batch buffer itself, overwritten by the next step (in pool mode, a
+            batch's rows themselves where they are one block of it, overwritten by the next ``send``).
         observation_mode: ``"same"`` (every env has env 0's observation space), ``"different"`` (same
             shape and dtype, other bounds) or a ``(batched, single)`` pair of spaces, as gymnasium.
         check_actions: ``False`` (default) delivers every action as gymnasium does; a sub-env that raises
