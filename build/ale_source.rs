@@ -6,7 +6,8 @@
 //!    offline builds);
 //! 2. the cache directory (`TORCHWM_CACHE_DIR`, else `$XDG_CACHE_HOME/torchwm`, else `~/.cache/torchwm`);
 //! 3. otherwise it is downloaded into that cache with `python -m pip download` (pip is the package
-//!    index client every Python has; the interpreter is `PYO3_PYTHON`, `PYTHON_SYS_EXECUTABLE` or `python3`).
+//!    index client every Python has; the interpreter is `PYO3_PYTHON`, `PYTHON_SYS_EXECUTABLE` or `python3`),
+//!    else with `uv tool run pip download` (a uv virtualenv has no pip; uv names itself in `UV`).
 use std::env;
 use std::fs;
 use std::io::Read;
@@ -95,15 +96,9 @@ impl AleRelease {
     }
 
     fn download(&self, cache_dir: &Path) -> Result<(), String> {
-        // Interpreters to try, in order. Under `pip install .` the build runs inside pip's isolated
-        // build environment, whose PYTHONPATH hides the interpreter's own pip: run pip without it.
-        let mut candidates: Vec<String> =
-            ["PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"].iter().filter_map(|v| env::var(v).ok()).collect();
-        candidates.extend(["python3".to_string(), "python".to_string()]);
-        candidates.dedup();
         let mut failures = Vec::new();
-        for python in &candidates {
-            match self.download_with(python, cache_dir) {
+        for (program, prefix) in pip_runners() {
+            match self.download_with(&program, prefix, cache_dir) {
                 Ok(()) => return Ok(()),
                 Err(failure) => failures.push(failure),
             }
@@ -116,12 +111,14 @@ impl AleRelease {
         ))
     }
 
-    fn download_with(&self, python: &str, cache_dir: &Path) -> Result<(), String> {
+    fn download_with(&self, program: &str, prefix: &[&str], cache_dir: &Path) -> Result<(), String> {
         // Download into a private directory first so an interrupted download never looks complete.
         let staging = cache_dir.join(format!("download-{}", std::process::id()));
         let _ = fs::remove_dir_all(&staging);
-        let status = Command::new(python)
-            .args(["-m", "pip", "download", "--no-deps", "--no-binary", "ale-py"])
+        let pip = [program, prefix.join(" ").as_str(), "download"].join(" ");
+        let status = Command::new(program)
+            .args(prefix)
+            .args(["download", "--no-deps", "--no-binary", "ale-py"])
             .arg(format!("ale-py=={}", self.version))
             .arg("-d")
             .arg(&staging)
@@ -136,8 +133,8 @@ impl AleRelease {
                 fs::rename(&fetched, cache_dir.join(self.sdist_name()))
                     .map_err(|e| format!("cannot move {} into the cache: {e}", self.sdist_name()))
             }),
-            Ok(status) => Err(format!("`{python} -m pip download` exited with {status}")),
-            Err(e) => Err(format!("cannot run `{python}`: {e}")),
+            Ok(status) => Err(format!("`{pip}` exited with {status}")),
+            Err(e) => Err(format!("cannot run `{program}`: {e}")),
         };
         let _ = fs::remove_dir_all(&staging);
         result
@@ -198,6 +195,23 @@ pub fn cache_dir() -> Result<PathBuf, String> {
     };
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create cache directory {}: {e}", dir.display()))?;
     Ok(dir)
+}
+
+/// The ways to run pip, in order: each interpreter of the build (`-m pip`), then uv's (`tool run pip`).
+/// Under `pip install .` the build runs inside pip's isolated build environment, whose PYTHONPATH hides
+/// the interpreter's own pip: pip runs without it. A virtualenv made by uv has no pip; uv sets `UV` to
+/// itself in the builds it runs.
+fn pip_runners() -> Vec<(String, &'static [&'static str])> {
+    let mut pythons: Vec<String> =
+        ["PYO3_PYTHON", "PYTHON_SYS_EXECUTABLE"].iter().filter_map(|v| env::var(v).ok()).collect();
+    pythons.extend(["python3".to_string(), "python".to_string()]);
+    pythons.dedup();
+    let mut uvs: Vec<String> = env::var("UV").ok().into_iter().collect();
+    uvs.push("uv".to_string());
+    uvs.dedup();
+    let python_pip: &'static [&'static str] = &["-m", "pip"];
+    let uv_pip: &'static [&'static str] = &["tool", "run", "pip"];
+    pythons.into_iter().map(|p| (p, python_pip)).chain(uvs.into_iter().map(|uv| (uv, uv_pip))).collect()
 }
 
 /// The file's sha256, in lowercase hex.
