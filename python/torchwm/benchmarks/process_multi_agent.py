@@ -10,12 +10,12 @@ Every backend runs the same grid of workers x envs per worker (``configs``), in 
 the two that have one (torchwm, PufferLib), in pool mode: a batch of half the workers, the first to
 answer (``2x4 pool``, an even number of workers), and with more than two workers a batch of one
 worker's envs (``4x4 pool1``: more workers than cores, one waiting for its actions leaves its core to
-another), the same envs, seeds and actions (of its
-own action dtype), and hands its caller the observations as its default does: torchwm and SuperSuit
-a copy (as gymnasium's ``AsyncVectorEnv``), PufferLib views of its shared memory (zero-copy, which
-costs the caller nothing); each is judged at its own best configuration. Rates are rows (agent steps) per second, the median of
-interleaved rounds with their spread; the ratio's spread is over rounds, torchwm's best configuration
-against the best other's in the same round. The grid picks each backend's best configuration; a final
+another), the same envs, seeds and actions (of its own action dtype), and hands its caller the
+observations as its default does: torchwm and SuperSuit a copy (as gymnasium's ``AsyncVectorEnv``),
+PufferLib views of its shared memory (zero-copy, which costs the caller nothing); each is judged at its
+own best configuration. Rates are rows (agent steps) per second, the median of interleaved rounds
+with their spread; the ratio's spread is over rounds, torchwm's best configuration against the best
+other's in the same round. The grid picks each backend's best configuration; a final
 (``multi_agent_final``) then measures torchwm's best against the best other's in adjacent pairs, and
 its ratio judges the 1.3x target. Beside them: the CPU time of each backend's processes per row
 (where psutil imports) and the env's own cost, one env stepped in this process with nothing around it,

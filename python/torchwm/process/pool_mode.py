@@ -56,9 +56,8 @@ def take_rows(views: Any, rows: np.ndarray | slice) -> Any:
 def as_block(rows: np.ndarray) -> np.ndarray | slice:
     """``rows`` as a slice where they are one ascending block (a batch of consecutive workers, in
     order), else as they are."""
-    first = int(rows[0])
-    if int(rows[-1]) - first == len(rows) - 1 and bool((np.diff(rows) == 1).all()):
-        return slice(first, first + len(rows))
+    if bool((np.diff(rows) == 1).all()):
+        return slice(int(rows[0]), int(rows[0]) + len(rows))
     return rows
 
 
