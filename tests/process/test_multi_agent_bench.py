@@ -117,8 +117,8 @@ def test_the_cost_breakdown_measures_the_env_inside_the_workers():
     spread = multi_agent_costs.step_spread("simple_spread", steps=50, workers=2)
     assert spread["mean_ms"] > 0 and spread["std_ms"] >= 0
     assert spread["barrier"] >= 1.0  # the slower of two steps is never faster than one on average
-    for pool in (0, 1):
-        measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3)
+    for pool, copy in ((0, True), (1, True), (1, False)):
+        measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3, copy=copy)
         assert measured.rows_per_s > 0
         assert 0.0 < measured.share_in_env_step <= 1.0
         assert measured.caller_cpu_ms_per_row > 0 and measured.env_step_cpu_ms_per_row > 0

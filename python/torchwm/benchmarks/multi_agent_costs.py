@@ -85,14 +85,15 @@ def _timed_env(case: str) -> _TimedSteps:
     return _TimedSteps(MA_CASES[case][0]())
 
 
-def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: float = 4.0) -> RowCosts:
+def time_in_env(case: str, workers: int, envs: int, pool: int = 0, seconds: float = 4.0, copy: bool = True) -> RowCosts:
     """What a row of ``case`` costs TorchVectorizedEnv (``RowCosts``); ``pool``: the envs of that many
-    workers per batch (0: sync mode, every row)."""
+    workers per batch (0: sync mode, every row); ``copy``: TorchVectorizedEnv's (False: the caller
+    takes the shared rows themselves where it can, no copy of the batch)."""
     from torchwm.process import TorchVectorizedEnv
 
     factory = partial(_timed_env, case)
     rows = (pool or workers) * envs * agent_count(MA_CASES[case][0])
-    vec = TorchVectorizedEnv(factory, workers, envs, batch_size=rows if pool else None)
+    vec = TorchVectorizedEnv(factory, workers, envs, batch_size=rows if pool else None, copy=copy)
     try:
         vec.reset(seed=0)
         space = vec.single_action_space
@@ -165,6 +166,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--case", choices=sorted(MA_CASES), default="pistonball")
     parser.add_argument("--workers-envs", default="2x2", help="WORKERSxENVS for time_in_env")
     parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument(
+        "--no-copy", dest="copy", action="store_false", help="TorchVectorizedEnv(copy=False): no copy of the batch"
+    )
     args = parser.parse_args(argv)
     workers, envs = (int(n) for n in args.workers_envs.split("x"))
     spread = step_spread(args.case, workers=workers)
@@ -175,8 +179,8 @@ def main(argv: list[str] | None = None) -> None:
         f"waits for the slowest: {spread['barrier']:.2f}x the mean"
     )
     for pool in [0, *pool_sizes(workers)]:
-        measured = time_in_env(args.case, workers, envs, pool, args.seconds)
-        print(measured.line(config_name(workers, envs, pool)))
+        measured = time_in_env(args.case, workers, envs, pool, args.seconds, args.copy)
+        print(measured.line(config_name(workers, envs, pool) + ("" if args.copy else " copy=False")))
 
 
 if __name__ == "__main__":
