@@ -48,10 +48,24 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     if item.get_closest_marker("own_interpreter") is None or in_own_interpreter():
         return None
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    for report in _run_in_own_interpreter(item):
+    reports = _run_in_own_interpreter(item)
+    teardown = _tear_down_for(item, nextitem)
+    if teardown.excinfo is not None:  # a finalizer here failed: that is the test's teardown report
+        reports = [r for r in reports if r.when != "teardown"]
+        reports.append(item.ihook.pytest_runtest_makereport(item=item, call=teardown))
+    for report in reports:
         item.ihook.pytest_runtest_logreport(report=report)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
+
+
+def _tear_down_for(item: pytest.Item, nextitem: pytest.Item | None) -> pytest.CallInfo[None]:
+    """What pytest's protocol does at a test's end, here too: tear down the modules, classes and fixtures
+    set up in this process that ``nextitem`` does not share. The test before this one kept those this
+    one shares (its module, when the test before was of the same module); left set up, the next test of
+    another module fails its setup ("previous item was not torn down properly")."""
+    setup_state = item.session._setupstate  # pytest's, which its teardown hook calls the same way
+    return pytest.CallInfo.from_call(lambda: setup_state.teardown_exact(nextitem), when="teardown")
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
