@@ -66,11 +66,15 @@ fn main() {
     let ale = ale_build(&manifest_dir, &generated, &ale_src, &sanitize, wheel_cxx.as_ref(), &units);
     let edits = ["tia", "cpu", "ale_env", "rng"].map(|dir| manifest_dir.join("src/ffi").join(dir));
     compile_ale(&ale, &out_dir, &ale_src, &generated, &edits).unwrap_or_else(|m| fail(&m));
-    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us, or by path (wheel_cxx).
+    // libz-sys (static) provides zlib; the C++ runtime is linked by cc's compile() for us, or here (wheel_cxx):
+    // after both of our libraries, which need it.
+    if let Some(wheel_cxx) = &wheel_cxx {
+        wheel_cxx.link_static_libstdcxx();
+    }
 }
 
-/// Compiles our C++ shim over ALE (`libtorchwm_shim.a`), warnings on; with `wheel_cxx`, the glibc
-/// compatibility symbols too, and the static libstdc++ goes on the link line.
+/// Compiles our C++ shim over ALE (`libtorchwm_shim.a`), warnings on; with `wheel_cxx` (Linux), the
+/// glibc compatibility symbols too.
 fn compile_shim(
     manifest_dir: &Path,
     generated: &Path,
@@ -83,10 +87,8 @@ fn compile_shim(
     // ALE's edited headers include our `.inc` files from `src/ffi` (`ale_env/`).
     shim.include(manifest_dir.join("src/ffi"));
     shim.file(manifest_dir.join("src/ffi/ale_shim.cpp"));
-    if let Some(wheel_cxx) = wheel_cxx {
+    if wheel_cxx.is_some() && env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         shim.file(manifest_dir.join("src/ffi/glibc_compat.cpp"));
-        // After every library of ours (link arguments come last), so it provides what they need.
-        println!("cargo:rustc-link-arg={}", wheel_cxx.static_libstdcxx.display());
     }
     shim.compile("torchwm_shim");
 }
@@ -233,6 +235,13 @@ fn cpp_build(
         .pic(true)
         // As ALE's release build: assertions off (one asserts on negative seeds, which ale_py passes through).
         .define("NDEBUG", None);
+    // ALE's Windows code tests `WIN32`, which its CMake build defines for MSVC; GCC for Windows (MinGW)
+    // predefines it only in the GNU dialects, not under the strict -std=c++17. The unity units put the
+    // file that includes <windows.h> before the emulator's: lean, it defines no macros named like the
+    // emulator's variables (dlgs.h's `grp1`) and no `min`/`max`.
+    if env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("windows") {
+        build.define("WIN32", None).define("WIN32_LEAN_AND_MEAN", None).define("NOMINMAX", None);
+    }
     let zlib = env::var_os("DEP_Z_INCLUDE").map(PathBuf::from);
     for dir in [generated, ale_src].into_iter().chain(zlib.as_deref()) {
         if system_headers {

@@ -42,3 +42,18 @@ impl WheelCxx {
         Ok(Some(WheelCxx { compiler, static_libstdcxx: archive }))
     }
 }
+
+impl WheelCxx {
+    /// Puts the static libstdc++ on the link line.
+    pub fn link_static_libstdcxx(&self) {
+        if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("windows") {
+            // Before MinGW's C runtime libraries, which rustc names last and libstdc++ needs.
+            let dir = self.static_libstdcxx.parent().expect("an absolute file path has a parent");
+            println!("cargo:rustc-link-search=native={}", dir.display());
+            println!("cargo:rustc-link-lib=static:-bundle=stdc++");
+        } else {
+            // After every library of ours (link arguments come last), so it provides what they need.
+            println!("cargo:rustc-link-arg={}", self.static_libstdcxx.display());
+        }
+    }
+}

@@ -14,6 +14,9 @@ and its workers start, share memory and are watched by the same column. Workers 
 | cores this process may use | ``sched_getaffinity`` | ``os.process_cpu_count`` / ``os.cpu_count`` |
 | another process's CPU time | ``/proc/PID/stat`` | ``psutil`` |
 | this process's memory, threads, descriptors, children, shared segments (soak) | ``/proc/self`` | ``psutil`` (shared segments: where psutil lists mappings; not on macOS) |
+
+Windows takes the portable column for what it has, but the process vectorizer's workers do not run
+there (``process_workers_missing``): they talk over POSIX pipes (``select``), which Windows lacks.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "death_descriptor",
     "default_start_method",
     "process_cpu_seconds",
+    "process_workers_missing",
     "resources",
     "rss_mib",
     "shared_file",
@@ -38,6 +42,17 @@ __all__ = [
 ]
 
 PORTABLE: bool = _core.uses_portable_implementations()
+
+
+def process_workers_missing() -> str | None:
+    """Why ``TorchVectorizedEnv``'s worker processes cannot run on this system, or None where they can."""
+    if sys.platform != "win32":
+        return None
+    return (
+        "TorchVectorizedEnv does not run on Windows yet: its workers talk to the parent over POSIX pipes, "
+        "which Windows lacks. Use gymnasium.vector.AsyncVectorEnv there; torchwm.AtariVectorEnv (threads, "
+        "no worker processes) runs on Windows."
+    )
 
 
 def default_start_method(available: list[str]) -> str:

@@ -1,14 +1,17 @@
 //! Fork detection: a vector env created before `fork()` must know, in the child, that its worker
 //! threads do not exist there (instead of deadlocking on them). A `pthread_atfork` child hook counts
-//! the forks.
+//! the forks. Windows has no `fork()`: there the count stays 0.
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(unix)]
 use std::sync::Once;
 
+#[cfg(unix)]
 static REGISTER: Once = Once::new();
 /// Written in the child's only thread before any other code runs there, so any ordering would do;
 /// SeqCst is kept as the simplest argument (read once per call).
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 
+#[cfg(unix)]
 extern "C" fn on_fork_child() {
     // Only an atomic add: async-signal-safe, as a child hook must be.
     FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
@@ -18,6 +21,7 @@ extern "C" fn on_fork_child() {
 /// that saved it at creation and reads a different value now is in a forked child. Registers the
 /// counting hook on first use.
 pub(crate) fn fork_generation() -> u64 {
+    #[cfg(unix)]
     REGISTER.call_once(|| {
         // SAFETY: registers a plain `extern "C"` function with no prepare/parent hooks; the hook is
         // async-signal-safe (an atomic add). The result is ignored: it fails only for lack of

@@ -1,6 +1,7 @@
 //! 32-bit atomic words in a file mapped `MAP_SHARED` (a memfd the process vectorizer's parent creates
-//! and its workers inherit or receive): the memory of the doorbells ([`crate::doorbell`]).
-use std::os::fd::RawFd;
+//! and its workers inherit or receive): the memory of the doorbells ([`crate::doorbell`]). On Windows
+//! the descriptor is the C runtime's, and its file is mapped through its handle (`CreateFileMapping`).
+use std::ffi::c_int;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
 
@@ -20,30 +21,14 @@ unsafe impl Sync for SharedMapping {}
 impl SharedMapping {
     /// Maps the first `len` 32-bit words of the file `fd` (which must be at least that long); the
     /// mapping stays valid after `fd` is closed.
-    pub(crate) fn map(fd: RawFd, len: usize) -> Result<Self> {
+    pub(crate) fn map(fd: c_int, len: usize) -> Result<Self> {
         let bytes = len
             .checked_mul(4)
             .filter(|&b| b > 0)
             .ok_or_else(|| Error::TooLarge(format!("a shared mapping of {len} words")))?;
-        // SAFETY: fstat writes into the zeroed stat on this stack frame; a bad fd returns -1.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: as above.
-        if unsafe { libc::fstat(fd, &mut stat) } != 0 {
-            return Err(Error::InvalidArgument(format!("fd {fd}: {}", std::io::Error::last_os_error())));
-        }
-        if (stat.st_size as u64) < bytes as u64 {
-            return Err(Error::InvalidArgument(format!("fd {fd} holds {} bytes, {bytes} needed", stat.st_size)));
-        }
-        // SAFETY: a new shared mapping chosen by the kernel (no existing memory is touched) of a
-        // file checked above to be long enough; failure is MAP_FAILED.
-        let ptr = unsafe {
-            libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0)
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(Error::InvalidArgument(format!("mmap of fd {fd}: {}", std::io::Error::last_os_error())));
-        }
-        let words = NonNull::new(ptr.cast::<AtomicU32>()).expect("mmap never returns NULL on success");
-        Ok(Self { words, len })
+        let ptr =
+            map_file(fd, bytes).map_err(|e| Error::InvalidArgument(format!("mapping fd {fd} ({bytes} bytes): {e}")))?;
+        Ok(Self { words: ptr.cast::<AtomicU32>(), len })
     }
 
     pub(crate) fn words(&self) -> &[AtomicU32] {
@@ -55,10 +40,85 @@ impl SharedMapping {
 
 impl Drop for SharedMapping {
     fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `map`, which no reference outlives (`words`
-        // borrows `self`).
-        unsafe {
-            libc::munmap(self.words.as_ptr().cast(), self.len * 4);
-        }
+        unmap(self.words.cast(), self.len * 4);
+    }
+}
+
+/// Whether a file of `size` bytes holds the `bytes` a mapping needs; if not, the error that says so.
+fn checked_size(size: i64, bytes: usize) -> std::io::Result<()> {
+    if u64::try_from(size).unwrap_or(0) < bytes as u64 {
+        return Err(std::io::Error::other(format!("the file holds {size} bytes")));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn map_file(fd: c_int, bytes: usize) -> std::io::Result<NonNull<u8>> {
+    // SAFETY: fstat writes into the zeroed stat on this stack frame; a bad fd returns -1.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstat(fd, &mut stat) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    checked_size(stat.st_size, bytes)?;
+    // SAFETY: a new shared mapping chosen by the kernel (no existing memory is touched) of a
+    // file checked above to be long enough; failure is MAP_FAILED.
+    let ptr =
+        unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+    if ptr == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(NonNull::new(ptr.cast()).expect("mmap never returns NULL on success"))
+}
+
+#[cfg(unix)]
+fn unmap(ptr: NonNull<u8>, bytes: usize) {
+    // SAFETY: unmaps exactly a mapping made by `map_file`, which no reference outlives (`words`
+    // borrows its `SharedMapping`).
+    unsafe {
+        libc::munmap(ptr.as_ptr().cast(), bytes);
+    }
+}
+
+#[cfg(windows)]
+fn map_file(fd: c_int, bytes: usize) -> std::io::Result<NonNull<u8>> {
+    use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::Storage::FileSystem::GetFileSizeEx;
+    use windows_sys::Win32::System::Memory::{CreateFileMappingW, MapViewOfFile, FILE_MAP_ALL_ACCESS, PAGE_READWRITE};
+
+    // SAFETY: reads the C runtime's table; an fd that is not open gives INVALID_HANDLE_VALUE (-1).
+    let file = unsafe { libc::get_osfhandle(fd) };
+    if file == -1 {
+        return Err(std::io::Error::other("not an open file descriptor"));
+    }
+    let file = file as windows_sys::Win32::Foundation::HANDLE;
+    let mut size = 0i64;
+    // SAFETY: `file` is an open handle (checked above) and `size` is live and writable; 0 is failure.
+    if unsafe { GetFileSizeEx(file, &mut size) } == 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    checked_size(size, bytes)?;
+    // SAFETY: a new unnamed mapping object of the open file, as large as the file (sizes 0); no
+    // security attributes. Null is failure.
+    let mapping = unsafe { CreateFileMappingW(file, std::ptr::null(), PAGE_READWRITE, 0, 0, std::ptr::null()) };
+    if mapping.is_null() || mapping == INVALID_HANDLE_VALUE {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: maps `bytes` of the mapping object made above, which the view keeps alive once its
+    // handle is closed; a null address is failure.
+    let view = unsafe { MapViewOfFile(mapping, FILE_MAP_ALL_ACCESS, 0, 0, bytes) };
+    let error = std::io::Error::last_os_error();
+    // SAFETY: closes the handle made above, used by nothing else.
+    unsafe { CloseHandle(mapping) };
+    NonNull::new(view.Value.cast()).ok_or(error)
+}
+
+#[cfg(windows)]
+fn unmap(ptr: NonNull<u8>, _bytes: usize) {
+    use windows_sys::Win32::System::Memory::{UnmapViewOfFile, MEMORY_MAPPED_VIEW_ADDRESS};
+
+    // SAFETY: unmaps exactly a view made by `map_file`, which no reference outlives.
+    unsafe {
+        UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS { Value: ptr.as_ptr().cast() });
     }
 }

