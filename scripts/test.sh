@@ -24,10 +24,11 @@ step() { echo "== [$(((SECONDS - start) / 60))m$(((SECONDS - start) % 60))s] $*"
 step "disk free here: $(df -h --output=avail . | tail -1 | tr -d ' ')"
 step "cargo fmt --check"
 cargo fmt --check
-# The aarch64 wheel's cross compiler, qemu-user and mmdebstrap to run it, and LLVM's Mach-O tools for the
-# macOS wheel's check, from Debian's packages (when missing), beside the style gates and clippy; one
-# after the other (one apt-get at a time).
-(bash scripts/cross_tools.sh aarch64 && bash scripts/cross_tools.sh macos) >"$root/.cross-tools.log" 2>&1 &
+# The aarch64 wheel's cross compiler, qemu-user and mmdebstrap to run it, LLVM's Mach-O tools for the
+# macOS wheel's check, and MinGW-w64 and wine for the Windows wheel, from Debian's packages (when
+# missing), beside the style gates and clippy; one after the other (one apt-get at a time).
+(bash scripts/cross_tools.sh aarch64 && bash scripts/cross_tools.sh macos && bash scripts/cross_tools.sh windows) \
+    >"$root/.cross-tools.log" 2>&1 &
 cross_tools=$!
 
 # uv itself, from the package index, into a tools virtualenv.
@@ -108,6 +109,9 @@ aarch64_wheel_build=$!
 # fetched now rather than on the way to the emulated tests at the end.
 TORCHWM_UV="$uv" bash scripts/aarch64_check.sh --prepare >"$root/.aarch64-prepare.log" 2>&1 &
 aarch64_prepare=$!
+# And what the Windows tests run in (Windows CPython, our dependencies' Windows wheels).
+TORCHWM_UV="$uv" bash scripts/windows_check.sh --prepare >"$root/.windows-prepare.log" 2>&1 &
+windows_prepare=$!
 
 step "pip install <wheel>[test]"
 wait "$deps_test"
@@ -196,6 +200,19 @@ wait "$deps_ray"
 step "macOS arm64 wheel: clippy, build and Mach-O check (in the background)"
 TORCHWM_TEST_VENV="$venv" bash scripts/macos_wheel.sh "$root/dist" >"$root/.macos-wheel.log" 2>&1 &
 macos_wheel=$!
+# The Windows wheel (MinGW-w64's GCC, its static libstdc++) and its tests under wine
+# (scripts/windows_check.sh): after the macOS build, on the core the emulated tests leave.
+wait "$windows_prepare" || { cat "$root/.windows-prepare.log"; exit 1; }
+windows_wheel() {
+    tail --pid="$macos_wheel" -f /dev/null  # a sibling job: `wait` cannot take it here
+    CARGO_TARGET_DIR="$root/target/windows" TORCHWM_WHEEL_CXX=x86_64-w64-mingw32-g++-posix \
+        CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix \
+        "$venv/bin/maturin" build --release --quiet --target x86_64-pc-windows-gnu --out "$root/dist"
+    TORCHWM_UV="$uv" bash scripts/windows_check.sh "$(ls "$root"/dist/torchwm-*-cp310-abi3-win_amd64.whl)"
+}
+step "Windows wheel: build, then parity tests under wine (in the background, after the macOS wheel)"
+windows_wheel >"$root/.windows-wheel.log" 2>&1 &
+windows_wheel_job=$!
 
 # The aarch64 wheel under qemu-user, beside ale_py's own aarch64 wheel (scripts/aarch64_check.sh).
 step "aarch64 wheel: symbols, then parity and process tests under qemu-aarch64"
@@ -207,4 +224,7 @@ TORCHWM_UV="$uv" bash scripts/aarch64_check.sh "$aarch64_wheel"
 step "macOS arm64 wheel: its output"
 wait "$macos_wheel" || { cat "$root/.macos-wheel.log"; exit 1; }
 tail -n 3 "$root/.macos-wheel.log"
+step "Windows wheel: its output"
+wait "$windows_wheel_job" || { cat "$root/.windows-wheel.log"; exit 1; }
+grep -E "^== windows|^torchwm |passed|failed" "$root/.windows-wheel.log"
 step "done"

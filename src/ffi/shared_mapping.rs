@@ -1,6 +1,6 @@
 //! 32-bit atomic words in a file mapped `MAP_SHARED` (a memfd the process vectorizer's parent creates
 //! and its workers inherit or receive): the memory of the doorbells ([`crate::doorbell`]). On Windows
-//! the descriptor is the C runtime's, and its file is mapped through its handle (`CreateFileMapping`).
+//! the number is the file's OS handle, and the file is mapped with `CreateFileMapping`.
 use std::ffi::c_int;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
@@ -86,14 +86,12 @@ fn map_file(fd: c_int, bytes: usize) -> std::io::Result<NonNull<u8>> {
     use windows_sys::Win32::Storage::FileSystem::GetFileSizeEx;
     use windows_sys::Win32::System::Memory::{CreateFileMappingW, MapViewOfFile, FILE_MAP_ALL_ACCESS, PAGE_READWRITE};
 
-    // SAFETY: reads the C runtime's table; an fd that is not open gives INVALID_HANDLE_VALUE (-1).
-    let file = unsafe { libc::get_osfhandle(fd) };
-    if file == -1 {
-        return Err(std::io::Error::other("not an open file descriptor"));
-    }
-    let file = file as windows_sys::Win32::Foundation::HANDLE;
+    // The C runtime's descriptors cannot cross runtimes (CPython's is the UCRT, MinGW's Rust links
+    // msvcrt), so on Windows the caller passes the file's OS handle (`msvcrt.get_osfhandle(fd)`);
+    // handles fit in 32 bits on 64-bit Windows, which keeps them so for 32-bit processes.
+    let file = fd as isize as windows_sys::Win32::Foundation::HANDLE;
     let mut size = 0i64;
-    // SAFETY: `file` is an open handle (checked above) and `size` is live and writable; 0 is failure.
+    // SAFETY: `size` is live and writable; a handle that is not an open file makes the call fail (0).
     if unsafe { GetFileSizeEx(file, &mut size) } == 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -45,7 +45,8 @@ fn duration(what: &str, seconds: f64) -> PyResult<Duration> {
 impl Doorbells {
     #[new]
     /// Maps the doorbells of `workers` workers from the file `fd` (a memfd of at least
-    /// `words_needed(workers)` 32-bit words); `fd` may be closed afterwards.
+    /// `words_needed(workers)` 32-bit words; on Windows the file's OS handle, as
+    /// `msvcrt.get_osfhandle` gives); `fd` may be closed afterwards.
     fn new(fd: i32, workers: usize) -> PyResult<Self> {
         let needed = Self::words_needed(workers)?;
         let words = SharedMapping::map(fd, needed)?;

@@ -134,3 +134,21 @@ def test_windows_refuses_the_process_vectorizer_before_starting_anything(monkeyp
         monkeypatch.setattr(_platform.sys, "platform", "win32")
     with pytest.raises(NotImplementedError, match=r"Windows.*gymnasium\.vector\.AsyncVectorEnv.*AtariVectorEnv"):
         TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
+
+
+def test_two_mappings_of_one_file_share_their_doorbells() -> None:
+    """The Rust side's file mapping (``_core.Doorbells``) on this system, Windows's under wine included:
+    a command rung through one mapping is what a worker waiting on another mapping of the file sees."""
+    import tempfile
+
+    from torchwm import _core
+
+    with tempfile.TemporaryFile() as file:
+        file.truncate(4 * _core.Doorbells.words_needed(2))
+        parent, worker = (_core.Doorbells(_platform.mapping_handle(file.fileno()), 2) for _ in range(2))
+    assert worker.wait_command(1, 0, 0.0, 0.0, 0.05) is None  # nothing rung yet
+    parent.ring([1], 3)
+    assert worker.wait_command(1, 0, 0.0, 0.0, 5.0) == 3
+    assert not parent.is_done(1)
+    worker.complete(1, 3, 1)
+    assert parent.is_done(1)

@@ -67,7 +67,7 @@ class DoorbellMemory:
         if fd is None:
             fd = _platform.shared_file("torchwm-doorbells", 4 * _core.Doorbells.words_needed(num_workers))
         try:
-            self.bells = _core.Doorbells(fd, num_workers)
+            self.bells = _core.Doorbells(_platform.mapping_handle(fd), num_workers)
         except BaseException:
             os.close(fd)
             raise
