@@ -6,8 +6,8 @@
 //! Every `unsafe` block says why it is sound in a `// SAFETY:` comment.
 //!
 //! It is also the crate's only code that differs between operating systems: one module per
-//! facility, with Linux's implementation and a portable one (macOS's); `platform` lets Linux pick the portable ones
-//! (docs/platforms.md).
+//! facility, with Linux's implementation and a portable one (macOS's; Windows's where POSIX's calls
+//! are not there); `platform` lets Linux pick the portable ones (docs/platforms.md).
 use std::ffi::{c_int, CStr, CString};
 
 use crate::error::{Error, Result};
