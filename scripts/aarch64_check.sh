@@ -23,12 +23,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-prepare_only=false
-if [ "${1:-}" = --prepare ]; then
-    prepare_only=true
-else
-    wheel=$(realpath "$1")
-fi
+source scripts/foreign_site.sh
+check_arguments "$@"
 shift
 uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/aarch64"
@@ -54,22 +50,7 @@ if [ ! -x "$sysroot/usr/bin/python$python_version" ]; then
     mv "$sysroot.partial" "$sysroot"
 fi
 
-# torchwm's runtime dependencies (pyproject.toml, the one place they are written) and the test runner.
-mapfile -t requirements < <(python3 - <<'EOF'
-import tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-print(*project["dependencies"], "pytest>=7", "pytest-timeout>=2.1", sep="\n")
-EOF
-)
-key=$(printf '%s\n' "$suite" "${requirements[@]}" | sha256sum | cut -c1-16)
-site="$cache/site-$key"
-target_options=(--python-platform aarch64-manylinux_2_28 --python-version "$python_version" --only-binary :all:)
-if [ ! -d "$site" ]; then
-    step "aarch64 wheels of: ${requirements[*]}"
-    rm -rf "$site.partial"
-    "$uv" pip install --quiet --target "$site.partial" "${target_options[@]}" "${requirements[@]}"
-    mv "$site.partial" "$site"
-fi
+dependency_site aarch64-manylinux_2_28 "$suite"
 # Bytecode for the emulated CPython, compiled by a native CPython of the same version (bytecode is the
 # same on every machine; compileall skips what is up to date). Nothing else writes it: the extract
 # variant runs no Debian postinst (which compiles the standard library), uv installs none, and the

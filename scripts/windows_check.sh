@@ -22,12 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-prepare_only=false
-if [ "${1:-}" = --prepare ]; then
-    prepare_only=true
-else
-    wheel=$(realpath "$1")
-fi
+source scripts/foreign_site.sh
+check_arguments "$@"
 shift
 uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/windows"
@@ -64,22 +60,7 @@ fi
 x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$interpreter/bcryptprimitives.dll" \
     scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -lbcrypt
 
-# torchwm's runtime dependencies (pyproject.toml, the one place they are written) and the test runner.
-mapfile -t requirements < <(python3 - <<'EOF'
-import tomllib
-project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-print(*project["dependencies"], "pytest>=7", "pytest-timeout>=2.1", "numpy<2.2", sep="\n")
-EOF
-)
-key=$(printf '%s\n' "$embed_version" "${requirements[@]}" | sha256sum | cut -c1-16)
-site="$cache/site-$key"
-target_options=(--python-platform x86_64-pc-windows-msvc --python-version "$python_version" --only-binary :all:)
-if [ ! -d "$site" ]; then
-    step "Windows wheels of: ${requirements[*]}"
-    rm -rf "$site.partial"
-    "$uv" pip install --quiet --target "$site.partial" "${target_options[@]}" "${requirements[@]}"
-    mv "$site.partial" "$site"
-fi
+dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2"
 if $prepare_only; then
     step "prepared"
     exit 0
