@@ -22,11 +22,9 @@
 # only (the x86-64 run of the same tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 source scripts/foreign_site.sh
 check_arguments "$@"
 shift
-uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/aarch64"
 suite=trixie  # Debian 13: CPython 3.13
 python_version=3.13
@@ -62,14 +60,8 @@ compile_bytecode() {
         echo "some files did not compile to bytecode: the emulated CPython compiles them when it imports them"
 }
 compile_bytecode "$sysroot/usr/lib/python$python_version" "$site"
-# torchwm itself, fresh each run.
-if $prepare_only; then
-    step "prepared"
-    exit 0
-fi
-ours="$repo/target/aarch64-site"
-rm -rf "$ours"
-"$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
+$prepare_only && { step "prepared"; exit 0; }
+install_wheel aarch64
 compile_bytecode "$ours"
 
 export QEMU_LD_PREFIX="$sysroot"

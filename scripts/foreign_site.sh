@@ -1,6 +1,9 @@
 # Sourced by scripts/aarch64_check.sh and scripts/windows_check.sh: what both do to run torchwm's wheel
-# for another platform beside its dependencies' wheels for that platform. Needs the caller's `uv`,
+# for another platform beside its dependencies' wheels for that platform, from the repository's root.
+# Sets `repo` and `uv` (TORCHWM_UV, or the tools virtualenv's); the functions need the caller's
 # `python_version`, `cache` and `step`.
+repo=$(pwd)
+uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 
 # Sets `prepare_only`, and `wheel` (its absolute path) unless the first argument is `--prepare`.
 check_arguments() {
@@ -35,4 +38,12 @@ PY
         "$uv" pip install --quiet --target "$site.partial" "${target_options[@]}" "${requirements[@]}"
         mv "$site.partial" "$site"
     fi
+}
+
+# Sets `ours`: torchwm's wheel alone, installed afresh into target/NAME-site for the platform.
+# Usage: install_wheel NAME (after dependency_site)
+install_wheel() {
+    ours="$repo/target/$1-site"
+    rm -rf "$ours"
+    "$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
 }

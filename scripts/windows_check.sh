@@ -21,11 +21,9 @@
 # - ucrtbase's crealf, which numpy 2.2 and later import: numpy is held below 2.2 here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$(pwd)
 source scripts/foreign_site.sh
 check_arguments "$@"
 shift
-uv="${TORCHWM_UV:-$repo/.venv-tools/bin/uv}"
 cache="${TORCHWM_CACHE_DIR:-$HOME/.cache/torchwm}/windows"
 python_version=3.13
 embed_version=3.13.0
@@ -61,14 +59,8 @@ x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$interpreter/bcryptprimitives.dll" 
     scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -lbcrypt
 
 dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2"
-if $prepare_only; then
-    step "prepared"
-    exit 0
-fi
-# torchwm itself, fresh each run.
-ours="$repo/target/windows-site"
-rm -rf "$ours"
-"$uv" pip install --quiet --no-deps --target "$ours" "${target_options[@]}" "$wheel"
+$prepare_only && { step "prepared"; exit 0; }
+install_wheel windows
 # The extension loads only Windows's own DLLs and CPython's python3.dll: MinGW's C++ runtime is linked in.
 imports=$(x86_64-w64-mingw32-objdump -p "$ours/torchwm/_core.pyd" | sed -n 's/^\tDLL Name: //p' | sort -u)
 step "the extension's DLLs: $(echo $imports)"
