@@ -200,17 +200,15 @@ wait "$deps_ray"
 step "macOS arm64 wheel: clippy, build and Mach-O check (in the background)"
 TORCHWM_TEST_VENV="$venv" bash scripts/macos_wheel.sh "$root/dist" >"$root/.macos-wheel.log" 2>&1 &
 macos_wheel=$!
-# The Windows wheel (MinGW-w64's GCC, its static libstdc++) and its tests under wine
+# The Windows wheel (MinGW-w64's GCC, its static libstdc++), its tests and the Rust library's under wine
 # (scripts/windows_check.sh): after the macOS build, on the core the emulated tests leave.
 wait "$windows_prepare" || { cat "$root/.windows-prepare.log"; exit 1; }
 windows_wheel() {
     tail --pid="$macos_wheel" -f /dev/null  # a sibling job: `wait` cannot take it here
-    CARGO_TARGET_DIR="$root/target/windows" TORCHWM_WHEEL_CXX=x86_64-w64-mingw32-g++-posix \
-        CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix \
-        "$venv/bin/maturin" build --release --quiet --target x86_64-pc-windows-gnu --out "$root/dist"
+    PATH="$venv/bin:$PATH" bash scripts/windows_check.sh --build "$root/dist"
     TORCHWM_UV="$uv" bash scripts/windows_check.sh "$(ls "$root"/dist/torchwm-*-cp310-abi3-win_amd64.whl)"
 }
-step "Windows wheel: build, then parity tests under wine (in the background, after the macOS wheel)"
+step "Windows wheel: build, then parity and unit tests under wine (in the background, after the macOS wheel)"
 windows_wheel >"$root/.windows-wheel.log" 2>&1 &
 windows_wheel_job=$!
 
@@ -226,5 +224,5 @@ wait "$macos_wheel" || { cat "$root/.macos-wheel.log"; exit 1; }
 tail -n 3 "$root/.macos-wheel.log"
 step "Windows wheel: its output"
 wait "$windows_wheel_job" || { cat "$root/.windows-wheel.log"; exit 1; }
-grep -E "^== windows|^torchwm |passed|failed" "$root/.windows-wheel.log"
+grep -E "^== windows|^torchwm |passed|failed|^test result" "$root/.windows-wheel.log"
 step "done"

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs torchwm's Windows wheel (x86_64-pc-windows-gnu, built with MinGW-w64) on this Linux machine under
-# wine, beside ale_py's own Windows wheel in the same Windows CPython: the parity tests against ale_py
-# (raw emulator, and AtariVectorEnv with its preprocessing), the Windows refusal of the process vectorizer,
-# and a short `torchwm rollout`.
+# Builds torchwm for Windows (x86_64-pc-windows-gnu, with MinGW-w64) and runs it on this Linux machine
+# under wine: the wheel beside ale_py's own Windows wheel in the same Windows CPython (the parity tests
+# against ale_py, raw emulator and AtariVectorEnv with its preprocessing; the doorbells' file mapping;
+# the Windows refusal of the process vectorizer; a short `torchwm rollout`), then the Rust library's
+# unit tests.
 #
-# Usage: bash scripts/windows_check.sh dist/torchwm-...-win_amd64.whl [pytest arguments]
+# Usage: bash scripts/windows_check.sh --build DIR   (builds the wheel into DIR with the maturin on PATH)
+#        bash scripts/windows_check.sh dist/torchwm-...-win_amd64.whl [pytest arguments]
 #        bash scripts/windows_check.sh --prepare   (fills the caches below and stops: the test command
 #        runs it in the background while the wheel builds)
 #   With pytest arguments, runs those instead of the default selection.
@@ -21,6 +23,15 @@
 # - ucrtbase's crealf, which numpy 2.2 and later import: numpy is held below 2.2 here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The toolchain: MinGW-w64's GCC with POSIX threads compiles the C++ (and zlib's C), its static
+# libstdc++ linked in (build/wheel_cxx.rs); one target folder for the wheel and the tests.
+export TORCHWM_WHEEL_CXX=x86_64-w64-mingw32-g++-posix CXX_x86_64_pc_windows_gnu=x86_64-w64-mingw32-g++-posix \
+    CC_x86_64_pc_windows_gnu=x86_64-w64-mingw32-gcc-posix CARGO_TARGET_DIR="$PWD/target/windows"
+if [ "${1:-}" = --build ]; then
+    bash scripts/cross_tools.sh windows
+    maturin build --release --quiet --target x86_64-pc-windows-gnu --out "$2"
+    exit 0
+fi
 source scripts/foreign_site.sh
 check_arguments "$@"
 shift
@@ -100,5 +111,11 @@ print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {sys.pl
 assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--durations=10", *sys.argv[1:]]))
 EOF
-OMP_NUM_THREADS=1 "$wine" "$interpreter/python.exe" "$(winpath "$runner")" "$@"
+# Through a pipe: with its output going to a file (as in the test command's logs), CPython 3.13 under
+# wine 8 fails at start ("init_sys_streams: ... Invalid handle").
+OMP_NUM_THREADS=1 "$wine" "$interpreter/python.exe" "$(winpath "$runner")" "$@" 2>&1 | cat
+step "the Rust library's unit tests (x86_64-pc-windows-gnu), under wine"
+# wine finds the stand-in bcryptprimitives.dll on WINEPATH.
+CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" WINEPATH="$(winpath "$interpreter")" \
+    cargo test --quiet --target x86_64-pc-windows-gnu --lib 2>&1 | cat
 step "done"

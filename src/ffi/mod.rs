@@ -36,13 +36,13 @@ pub(crate) use thread_priority::lower_current_thread_priority;
 
 /// Whether this process takes the portable implementation of each facility: always off Linux, and on
 /// Linux when `TORCHWM_PORTABLE=1` (read once). Python's side of the seam asks this, so both sides agree.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", feature = "python"))]
 pub(crate) fn uses_portable_implementations() -> bool {
     platform::portable()
 }
 
 /// Off Linux the portable implementations are the only ones.
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(not(target_os = "linux"), feature = "python"))]
 pub(crate) fn uses_portable_implementations() -> bool {
     true
 }
