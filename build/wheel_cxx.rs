@@ -41,9 +41,7 @@ impl WheelCxx {
         }
         Ok(Some(WheelCxx { compiler, static_libstdcxx: archive }))
     }
-}
 
-impl WheelCxx {
     /// Puts the static libstdc++ on the link line.
     pub fn link_static_libstdcxx(&self) {
         if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("windows") {
