@@ -3,7 +3,7 @@
 //! system call while the other side is awake.
 //!
 //! Each side waits in three stages: it spins (cheapest, when a core is free for it), then yields
-//! its core between checks, then sleeps on a futex; its [`PollBudget`] decides how long the first two
+//! its core between checks, then sleeps (a futex; on Windows an event per line: [`WakeLines`]); its [`PollBudget`] decides how long the first two
 //! last. A side about to sleep raises its "waiting" flag first; the other side makes the wake system
 //! call only when it sees that flag.
 //!
@@ -18,34 +18,47 @@ use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::ffi::futex::{self, WaitEnd};
+use crate::ffi::futex::WaitEnd;
+pub use crate::ffi::futex::WakeLines;
 // Patience is the budget's, and named here too: it is what a doorbell wait is given.
 pub use crate::poll_budget::Patience;
 use crate::poll_budget::{PollBudget, PREEMPTED};
 
 pub(crate) mod protocol;
 
-use protocol::{sleep_round, BellWords, Futex, Round};
+use protocol::{sleep_round, BellWords, Futex, Round, LINE_WORDS};
 
 /// The longest single futex sleep: a wait comes back this often to run the caller's checks.
 const SLEEP_SLICE: Duration = Duration::from_millis(50);
 
-/// The kernel's futex, shared between processes.
-struct SystemFutex;
+/// The system's sleep, shared between processes, over the lines of `words`: the line of a word is
+/// found from its address (a futex needs only the address; Windows's event is the line's).
+struct SystemFutex<'a> {
+    wake: &'a WakeLines,
+    /// The address of the first word (an address, not a pointer: nothing is read through it).
+    base: usize,
+}
 
-impl Futex for SystemFutex {
+impl SystemFutex<'_> {
+    fn line(&self, word: &AtomicU32) -> usize {
+        // Both addresses are of the one slice `words` (BellWords hands out only its own words).
+        (word as *const AtomicU32 as usize - self.base) / (std::mem::size_of::<AtomicU32>() * LINE_WORDS)
+    }
+}
+
+impl Futex for SystemFutex<'_> {
     fn wait(&self, word: &AtomicU32, expected: u32, timeout: Duration) -> bool {
-        futex::wait(word, expected, timeout) == WaitEnd::Woken
+        self.wake.wait(self.line(word), word, expected, timeout) == WaitEnd::Woken
     }
 
     fn wake_all(&self, word: &AtomicU32) {
-        futex::wake_all(word);
+        self.wake.wake_all(self.line(word), word);
     }
 }
 
 /// The doorbells of `workers` workers over shared words.
 pub struct Doorbells<'a> {
-    bells: BellWords<'a, SystemFutex>,
+    bells: BellWords<'a, SystemFutex<'a>>,
     budget: Option<&'a PollBudget>,
 }
 
@@ -55,8 +68,18 @@ impl<'a> Doorbells<'a> {
         BellWords::<SystemFutex>::words_needed(workers)
     }
 
-    pub fn new(words: &'a [AtomicU32], workers: usize) -> Result<Self> {
-        match BellWords::new(words, workers, SystemFutex) {
+    /// Lines of words (each with its sleeper) of `workers` workers: the parent's and one a worker.
+    pub fn lines(workers: usize) -> Option<usize> {
+        workers.checked_add(1)
+    }
+
+    /// The doorbells of `workers` workers over `words`, their sleepers sleeping on `wake` (which must
+    /// cover [`lines`](Self::lines)`(workers)`).
+    pub fn new(words: &'a [AtomicU32], wake: &'a WakeLines, workers: usize) -> Result<Self> {
+        if !Self::lines(workers).is_some_and(|lines| wake.covers(lines)) {
+            return Err(Error::InvalidArgument(format!("the doorbells of {workers} workers need an event each")));
+        }
+        match BellWords::new(words, workers, SystemFutex { wake, base: words.as_ptr() as usize }) {
             Some(bells) => Ok(Self { bells, budget: None }),
             None => Err(Error::InvalidArgument(format!(
                 "a doorbell buffer for {workers} workers needs {:?} words, got {}",

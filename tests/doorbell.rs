@@ -1,14 +1,20 @@
-//! The process vectorizer's doorbells between threads (the same atomics and futexes that processes
-//! share): commands and results are never lost, whether the waiter spins or sleeps, and waits end
+//! The process vectorizer's doorbells between threads (the same atomics and futexes, or on Windows
+//! events, that processes share): commands and results are never lost, whether the waiter spins or sleeps, and waits end
 //! at their timeout.
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
-use torchwm::doorbell::{Doorbells, Patience};
+use torchwm::doorbell::{Doorbells, Patience, WakeLines};
 use torchwm::poll_budget::PollBudget;
 
 fn words(workers: usize) -> Vec<AtomicU32> {
     (0..Doorbells::words_needed(workers).unwrap()).map(|_| AtomicU32::new(0)).collect()
+}
+
+/// What the sleepers of `workers` workers' doorbells sleep on (one for all the threads, as the
+/// processes of a vectorizer share theirs).
+fn wake(workers: usize) -> WakeLines {
+    WakeLines::new(Doorbells::lines(workers).unwrap()).unwrap()
 }
 
 const NO_CHECKS: fn() -> torchwm::Result<()> = || Ok(());
@@ -18,15 +24,15 @@ const LONG: Duration = Duration::from_secs(30);
 /// budget of each thread's own when `adapting`); every command is seen once, in order, and every
 /// result arrives.
 fn ping_pong(workers: usize, rounds: u32, patience: Patience, adapting: bool) {
-    let memory = words(workers);
+    let (memory, wake) = (words(workers), wake(workers));
     let parent_budget = PollBudget::default();
-    let bells = doorbells(&memory, workers, &parent_budget, adapting);
+    let bells = doorbells(&memory, &wake, workers, &parent_budget, adapting);
     std::thread::scope(|scope| {
         for w in 0..workers {
-            let memory = &memory;
+            let (memory, wake) = (&memory, &wake);
             scope.spawn(move || {
                 let budget = PollBudget::default();
-                let bells = doorbells(memory, workers, &budget, adapting);
+                let bells = doorbells(memory, wake, workers, &budget, adapting);
                 for seen in 0..rounds {
                     let kind = bells.wait_command(w, seen, patience, LONG, NO_CHECKS).unwrap();
                     assert_eq!(kind, Some(seen % 7), "worker {w} round {seen}");
@@ -46,8 +52,14 @@ fn ping_pong(workers: usize, rounds: u32, patience: Patience, adapting: bool) {
     });
 }
 
-fn doorbells<'a>(memory: &'a [AtomicU32], workers: usize, budget: &'a PollBudget, adapting: bool) -> Doorbells<'a> {
-    let bells = Doorbells::new(memory, workers).unwrap();
+fn doorbells<'a>(
+    memory: &'a [AtomicU32],
+    wake: &'a WakeLines,
+    workers: usize,
+    budget: &'a PollBudget,
+    adapting: bool,
+) -> Doorbells<'a> {
+    let bells = Doorbells::new(memory, wake, workers).unwrap();
     if adapting {
         bells.adapting(budget)
     } else {
@@ -74,8 +86,8 @@ fn commands_and_results_arrive_when_waiters_adapt_their_spin() {
 
 #[test]
 fn wait_done_returns_the_finished_workers_once_enough_are() {
-    let memory = words(4);
-    let bells = Doorbells::new(&memory, 4).unwrap();
+    let (memory, wake) = (words(4), wake(4));
+    let bells = Doorbells::new(&memory, &wake, 4).unwrap();
     for w in 0..4 {
         bells.ring(w, 1);
     }
@@ -87,8 +99,8 @@ fn wait_done_returns_the_finished_workers_once_enough_are() {
 
 #[test]
 fn a_command_rung_while_the_worker_is_busy_does_not_pass_for_done() {
-    let memory = words(1);
-    let bells = Doorbells::new(&memory, 1).unwrap();
+    let (memory, wake) = (words(1), wake(1));
+    let bells = Doorbells::new(&memory, &wake, 1).unwrap();
     bells.ring(0, 1);
     bells.ring(0, 2); // the parent's mistake: the worker has not finished the first
     bells.complete(0, 5, 1);
@@ -99,8 +111,8 @@ fn a_command_rung_while_the_worker_is_busy_does_not_pass_for_done() {
 
 #[test]
 fn waits_end_at_their_timeout() {
-    let memory = words(1);
-    let bells = Doorbells::new(&memory, 1).unwrap();
+    let (memory, wake) = (words(1), wake(1));
+    let bells = Doorbells::new(&memory, &wake, 1).unwrap();
     bells.ring(0, 1);
     let start = Instant::now();
     let done = bells.wait_done(&[0], 1, Patience::default(), Duration::from_millis(120), NO_CHECKS).unwrap();
@@ -112,8 +124,8 @@ fn waits_end_at_their_timeout() {
 
 #[test]
 fn a_failing_check_ends_a_long_wait() {
-    let memory = words(1);
-    let bells = Doorbells::new(&memory, 1).unwrap();
+    let (memory, wake) = (words(1), wake(1));
+    let bells = Doorbells::new(&memory, &wake, 1).unwrap();
     bells.ring(0, 1);
     let start = Instant::now();
     let interrupted = || Err(torchwm::Error::Interrupted);
@@ -124,7 +136,9 @@ fn a_failing_check_ends_a_long_wait() {
 
 #[test]
 fn a_buffer_too_small_is_refused() {
-    let memory = words(2);
-    assert!(Doorbells::new(&memory, 3).is_err());
+    let (memory, wake) = (words(2), wake(3));
+    assert!(Doorbells::new(&memory, &wake, 3).is_err());
+    let (memory, wake) = (words(3), wake(2));
+    assert!(Doorbells::new(&memory, &wake, 3).is_err() == cfg!(windows), "an event a line, on Windows");
     assert!(Doorbells::words_needed(usize::MAX).is_none());
 }

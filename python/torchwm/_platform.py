@@ -1,59 +1,73 @@
 """Python's side of the platform seam: everything the Python code does differently between operating
 systems, each facility with Linux's implementation and a portable one (macOS's; it also runs on
-Linux). Nothing outside this module asks which system it runs on (docs/platforms.md).
+Linux), and where Windows lacks what POSIX gives, Windows's own. Nothing outside this module asks
+which system it runs on (docs/platforms.md).
 
 Which column a process takes is decided once, by the Rust side (``_core.uses_portable_implementations``:
 always portable off Linux; on Linux when ``TORCHWM_PORTABLE=1``), so that a process's doorbells sleep
 and its workers start, share memory and are watched by the same column. Workers inherit the variable.
 
-| facility | Linux | portable |
-| --- | --- | --- |
-| default worker start | ``fork`` | ``spawn`` (macOS's default: fork is unsafe with its system libraries) |
-| shared memory of the doorbells | a sealed memfd | an unlinked file (``/dev/shm`` where there is one, else the temporary directory) |
-| a worker's death noticed at once | a pidfd | the process sentinel |
-| cores this process may use | ``sched_getaffinity`` | ``os.process_cpu_count`` / ``os.cpu_count`` |
-| another process's CPU time | ``/proc/PID/stat`` | ``psutil`` |
-| this process's memory, threads, descriptors, children, shared segments (soak) | ``/proc/self`` | ``psutil`` (shared segments: where psutil lists mappings; not on macOS) |
+| facility | Linux | portable (macOS) | Windows |
+| --- | --- | --- | --- |
+| default worker start | ``fork`` | ``spawn`` (macOS's default: fork is unsafe with its system libraries) | ``spawn`` (the only one) |
+| shared memory of the doorbells | a sealed memfd | an unlinked file (``/dev/shm`` where there is one, else the temporary directory) | a paging-file mapping without a name, its handle held by the parent, duplicated into each worker |
+| the pipe to a worker (``PIPES_ARE_DESCRIPTORS``) | a descriptor (``select.poll``) | the same | ``multiprocessing``'s connection (a named pipe's handle) |
+| a worker's death noticed at once (``death_watch``) | a pidfd | the process sentinel (``select.poll``) | the process handle (``multiprocessing.connection.wait``, 63 at a time) |
+| a worker's parent gone (``parent_gone``) | ``getppid`` changed, or the creator's pid gone | the same | the parent's process handle signalled (``multiprocessing.parent_process``) |
+| cores this process may use | ``sched_getaffinity`` | ``os.process_cpu_count`` / ``os.cpu_count`` | the same |
+| another process's CPU time | ``/proc/PID/stat`` | ``psutil`` | ``psutil`` |
+| this process's memory, threads, descriptors, children, shared segments (soak) | ``/proc/self`` | ``psutil`` (shared segments: where psutil lists mappings; not on macOS) | ``psutil`` |
 
-Windows takes the portable column for what it has, but the process vectorizer's workers do not run
-there (``process_workers_missing``): they talk over POSIX pipes (``select``), which Windows lacks.
+The doorbells' sleep is the Rust side's (``src/ffi/futex``): a futex, a polled sleep, or on Windows an
+event per worker and one for the parent (``_core.Doorbells.wake_handles``, duplicated into the workers
+here: ``handles_for_child``).
 """
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
+import select
 import sys
 import tempfile
+from collections.abc import Callable
+from multiprocessing import reduction
 from typing import Any
 
 from torchwm import _core
 
 __all__ = [
+    "PIPES_ARE_DESCRIPTORS",
     "PORTABLE",
+    "DeathWatch",
+    "PollWatch",
+    "SentinelWatch",
     "child_pids",
-    "death_descriptor",
+    "close_shared_file",
+    "death_watch",
     "default_start_method",
-    "mapping_handle",
+    "handles_for_child",
+    "parent_gone",
     "process_cpu_seconds",
-    "process_workers_missing",
     "resources",
     "rss_mib",
     "shared_file",
+    "shared_file_for_child",
     "usable_cores",
 ]
 
 PORTABLE: bool = _core.uses_portable_implementations()
-
-
-def process_workers_missing() -> str | None:
-    """Why ``TorchVectorizedEnv``'s worker processes cannot run on this system, or None where they can."""
-    if sys.platform != "win32":
-        return None
-    return (
-        "TorchVectorizedEnv does not run on Windows yet: its workers talk to the parent over POSIX pipes, "
-        "which Windows lacks. Use gymnasium.vector.AsyncVectorEnv there; torchwm.AtariVectorEnv (threads, "
-        "no worker processes) runs on Windows."
-    )
+_WINDOWS = sys.platform == "win32"
+# Whether a pipe's end is a descriptor that ``os.read``/``os.write`` and ``select`` take (POSIX); on
+# Windows it is a named pipe's handle, used through its ``multiprocessing`` connection.
+PIPES_ARE_DESCRIPTORS: bool = not _WINDOWS
+# The most handles one ``multiprocessing.connection.wait`` takes on Windows (WaitForMultipleObjects'
+# 64, less the one CPython adds for Ctrl-C).
+WAIT_HANDLES_MAX = 63
+# Windows access rights of the handles a worker receives: all of a file mapping's; an event's wait
+# (SYNCHRONIZE) and set (EVENT_MODIFY_STATE).
+_FILE_MAP_ALL_ACCESS = 0xF001F
+_EVENT_ACCESS = 0x00100000 | 0x0002
 
 
 def default_start_method(available: list[str]) -> str:
@@ -75,10 +89,47 @@ def usable_cores() -> int:
 def shared_file(name: str, size: int) -> int:
     """A new file descriptor (close-on-exec) of ``size`` zeroed bytes that every process it is passed
     to may map shared, and that nothing else can open: it goes away with its last descriptor and
-    mapping, so a killed process leaves nothing behind."""
+    mapping, so a killed process leaves nothing behind. On Windows, the handle of a new file mapping
+    of the paging file, without a name (Windows deletes it with its last handle and view)."""
+    if _WINDOWS:
+        return _paging_file_mapping(size)
     if not PORTABLE:
         return _sealed_memfd(name, size)
     return _unlinked_file(name, size)
+
+
+def close_shared_file(handle: int) -> None:
+    """Closes what :func:`shared_file` returned (its mappings stay)."""
+    if _WINDOWS:
+        import _winapi
+
+        _winapi.CloseHandle(handle)
+    else:
+        os.close(handle)
+
+
+def shared_file_for_child(handle: int) -> Any:
+    """What pickles :func:`shared_file`'s ``handle`` to a process being started (spawn or forkserver):
+    its ``detach()`` there gives that process's own descriptor or handle."""
+    if _WINDOWS:
+        return reduction.DupHandle(handle, _FILE_MAP_ALL_ACCESS)  # type: ignore[attr-defined,unused-ignore]
+    return reduction.DupFd(handle)
+
+
+def handles_for_child(handles: list[int]) -> list[Any]:
+    """What pickles the doorbells' event ``handles`` (``_core.Doorbells.wake_handles``: only Windows has
+    any) to a process being started; each one's ``detach()`` there gives that process's handle."""
+    return [reduction.DupHandle(handle, _EVENT_ACCESS) for handle in handles]  # type: ignore[attr-defined,unused-ignore]
+
+
+def _paging_file_mapping(size: int) -> int:
+    import _winapi
+
+    return int(
+        _winapi.CreateFileMapping(  # type: ignore[attr-defined,unused-ignore]
+            _winapi.INVALID_HANDLE_VALUE, _winapi.NULL, _winapi.PAGE_READWRITE, size >> 32, size & 0xFFFFFFFF, None
+        )
+    )
 
 
 def _sealed_memfd(name: str, size: int) -> int:
@@ -109,14 +160,90 @@ def _unlinked_file(name: str, size: int) -> int:
     return fd
 
 
-def mapping_handle(fd: int) -> int:
-    """What ``_core.Doorbells`` maps the file ``fd`` by: the descriptor itself, or on Windows the file's
-    OS handle (a C runtime's descriptors mean nothing to another runtime, such as the extension's)."""
-    if sys.platform != "win32":
-        return fd
-    import msvcrt
+class PollWatch:
+    """POSIX's :class:`DeathWatch`: a descriptor of each process that becomes readable at its death
+    (:func:`death_descriptor`), polled together."""
 
-    return int(msvcrt.get_osfhandle(fd))  # type: ignore[attr-defined,unused-ignore]
+    def __init__(self) -> None:
+        self._poll = select.poll()
+        self._watched: dict[int, int] = {}  # descriptor -> number
+        self._owned: list[int] = []  # the descriptors this watch made and closes (pidfds)
+
+    def watch(self, number: int, process: Any) -> None:
+        fd, owned = death_descriptor(process)
+        if owned:
+            self._owned.append(fd)
+        self._watched[fd] = number
+        self._poll.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+
+    def dead(self) -> list[int]:
+        return [self._watched[fd] for fd, _ in self._poll.poll(0)]
+
+    def close(self) -> None:
+        while self._owned:
+            fd = self._owned.pop()
+            self._poll.unregister(fd)
+            os.close(fd)
+
+
+class SentinelWatch:
+    """Windows's :class:`DeathWatch`: each process's sentinel (its handle there, a descriptor elsewhere),
+    waited on at most ``chunk`` at a time, as Windows' wait takes at most ``WAIT_HANDLES_MAX``."""
+
+    def __init__(self, chunk: int = WAIT_HANDLES_MAX) -> None:
+        self.chunk = chunk
+        self._sentinels: list[Any] = []
+        self._numbers: dict[Any, int] = {}
+
+    def watch(self, number: int, process: Any) -> None:
+        self._sentinels.append(process.sentinel)
+        self._numbers[process.sentinel] = number
+
+    def dead(self) -> list[int]:
+        from multiprocessing.connection import wait
+
+        signalled: list[Any] = []
+        for start in range(0, len(self._sentinels), self.chunk):
+            signalled += wait(self._sentinels[start : start + self.chunk], timeout=0)
+        return sorted(self._numbers[sentinel] for sentinel in signalled)
+
+    def close(self) -> None:
+        """Nothing to close: the sentinels are the process objects'."""
+
+
+DeathWatch = PollWatch | SentinelWatch
+
+
+def death_watch() -> DeathWatch:
+    """Tells which watched processes (``watch(number, process)``: started ``multiprocessing`` processes,
+    each named by a number) have died, without waiting (``dead()``); ``close()`` closes what it made."""
+    return SentinelWatch() if _WINDOWS else PollWatch()
+
+
+def parent_gone(parent_pid: int) -> Callable[[], bool]:
+    """In a worker: a check that is True once the process that created the env (``parent_pid``) has died,
+    SIGKILL included. POSIX: this process was re-parented, or ``parent_pid`` no longer exists (a
+    forkserver's workers are not the creator's children). Windows: the parent's process handle (which
+    spawn opened) is signalled; ``os.kill(pid, 0)`` there would send a Ctrl-C event."""
+    if _WINDOWS:
+        parent = mp.parent_process()
+        if parent is None:
+            return lambda: False
+        return lambda: not parent.is_alive()
+    first_ppid = os.getppid()
+
+    def gone() -> bool:
+        if os.getppid() != first_ppid:
+            return True
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return True
+        except OSError:
+            pass
+        return False
+
+    return gone
 
 
 def death_descriptor(process: Any) -> tuple[int, bool]:

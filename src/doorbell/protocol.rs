@@ -14,7 +14,7 @@ use crate::sync::{
 };
 
 /// Words per 64-byte line: no two writers share a cache line.
-const LINE_WORDS: usize = 16;
+pub(crate) const LINE_WORDS: usize = 16;
 const COMPLETIONS: usize = 0;
 const PARENT_WAITING: usize = 1;
 const COMMAND_SEQ: usize = 0;

@@ -1,6 +1,7 @@
 //! 32-bit atomic words in a file mapped `MAP_SHARED` (a memfd the process vectorizer's parent creates
 //! and its workers inherit or receive): the memory of the doorbells ([`crate::doorbell`]). On Windows
-//! the number is the file's OS handle, and the file is mapped with `CreateFileMapping`.
+//! the number is a file mapping's handle (the parent creates it backed by the paging file, and its
+//! workers receive duplicates), mapped with `MapViewOfFile`.
 use std::ffi::c_int;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU32;
@@ -44,7 +45,8 @@ impl Drop for SharedMapping {
     }
 }
 
-/// Whether a file of `size` bytes holds the `bytes` a mapping needs; if not, the error that says so.
+/// Whether a file (or mapping) of `size` bytes holds the `bytes` a mapping needs; if not, the error
+/// that says so.
 fn checked_size(size: i64, bytes: usize) -> std::io::Result<()> {
     if u64::try_from(size).unwrap_or(0) < bytes as u64 {
         return Err(std::io::Error::other(format!("the file holds {size} bytes")));
@@ -81,39 +83,41 @@ fn unmap(ptr: NonNull<u8>, bytes: usize) {
 }
 
 #[cfg(windows)]
-fn map_file(fd: c_int, bytes: usize) -> std::io::Result<NonNull<u8>> {
-    use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
-    use windows_sys::Win32::Storage::FileSystem::GetFileSizeEx;
-    use windows_sys::Win32::System::Memory::{CreateFileMappingW, MapViewOfFile, FILE_MAP_ALL_ACCESS, PAGE_READWRITE};
+use windows_sys::Win32::System::Memory::UnmapViewOfFile;
 
-    // The C runtime's descriptors cannot cross runtimes (CPython's is the UCRT, MinGW's Rust links
-    // msvcrt), so on Windows the caller passes the file's OS handle (`msvcrt.get_osfhandle(fd)`);
-    // handles fit in 32 bits on 64-bit Windows, which keeps them so for 32-bit processes.
-    let file = fd as isize as windows_sys::Win32::Foundation::HANDLE;
-    let mut size = 0i64;
-    // SAFETY: `size` is live and writable; a handle that is not an open file makes the call fail (0).
-    if unsafe { GetFileSizeEx(file, &mut size) } == 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    checked_size(size, bytes)?;
-    // SAFETY: a new unnamed mapping object of the open file, as large as the file (sizes 0); no
-    // security attributes. Null is failure.
-    let mapping = unsafe { CreateFileMappingW(file, std::ptr::null(), PAGE_READWRITE, 0, 0, std::ptr::null()) };
-    if mapping.is_null() || mapping == INVALID_HANDLE_VALUE {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: maps `bytes` of the mapping object made above, which the view keeps alive once its
-    // handle is closed; a null address is failure.
+#[cfg(windows)]
+fn map_file(fd: c_int, bytes: usize) -> std::io::Result<NonNull<u8>> {
+    use windows_sys::Win32::System::Memory::{
+        MapViewOfFile, VirtualQuery, FILE_MAP_ALL_ACCESS, MEMORY_BASIC_INFORMATION, MEMORY_MAPPED_VIEW_ADDRESS,
+    };
+
+    // A file mapping's handle: handles fit in 32 bits on 64-bit Windows, which keeps them so for
+    // 32-bit processes. A C runtime's descriptor could not be passed instead: CPython's runtime (the
+    // UCRT) is not the extension's (MinGW's Rust links msvcrt).
+    let mapping = fd as isize as windows_sys::Win32::Foundation::HANDLE;
+    // SAFETY: maps `bytes` of the mapping object; a handle that is not one, or a mapping smaller than
+    // `bytes`, makes it fail (a null address). The view keeps the object alive once its handles close.
     let view = unsafe { MapViewOfFile(mapping, FILE_MAP_ALL_ACCESS, 0, 0, bytes) };
-    let error = std::io::Error::last_os_error();
-    // SAFETY: closes the handle made above, used by nothing else.
-    unsafe { CloseHandle(mapping) };
-    NonNull::new(view.Value.cast()).ok_or(error)
+    let Some(ptr) = NonNull::new(view.Value.cast::<u8>()) else {
+        return Err(std::io::Error::last_os_error());
+    };
+    // The view's committed size: a mapping of the paging file is as large as it was created.
+    // SAFETY: VirtualQuery writes one MEMORY_BASIC_INFORMATION into the zeroed local.
+    let mut info: MEMORY_BASIC_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; the address is the view's, just mapped.
+    let queried = unsafe { VirtualQuery(ptr.as_ptr().cast(), &mut info, std::mem::size_of_val(&info)) };
+    if queried == 0 || checked_size(info.RegionSize as i64, bytes).is_err() {
+        let error = std::io::Error::other(format!("the mapping holds {} bytes", info.RegionSize));
+        // SAFETY: unmaps the view made above, which nothing else uses.
+        unsafe { UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS { Value: ptr.as_ptr().cast() }) };
+        return Err(error);
+    }
+    Ok(ptr)
 }
 
 #[cfg(windows)]
 fn unmap(ptr: NonNull<u8>, _bytes: usize) {
-    use windows_sys::Win32::System::Memory::{UnmapViewOfFile, MEMORY_MAPPED_VIEW_ADDRESS};
+    use windows_sys::Win32::System::Memory::MEMORY_MAPPED_VIEW_ADDRESS;
 
     // SAFETY: unmaps exactly a view made by `map_file`, which no reference outlives.
     unsafe {

@@ -1,11 +1,12 @@
 //! `torchwm._core.Doorbells`: the process vectorizer's doorbells ([`crate::doorbell`]) over a
-//! shared mapping of a memfd that the parent creates and its workers inherit or receive.
+//! shared mapping of a memfd (on Windows a file mapping) that the parent creates and its workers
+//! inherit or receive, and on Windows the events their sleepers wait on ([`WakeLines`]).
 use std::time::Duration;
 
 use pyo3::prelude::*;
 
 use super::{check_signals, enter_core};
-use crate::doorbell::{Doorbells as Bells, Patience};
+use crate::doorbell::{Doorbells as Bells, Patience, WakeLines};
 use crate::error::Error;
 use crate::ffi::SharedMapping;
 use crate::poll_budget::PollBudget;
@@ -13,6 +14,7 @@ use crate::poll_budget::PollBudget;
 #[pyclass(module = "torchwm._core", name = "Doorbells", frozen)]
 pub(crate) struct Doorbells {
     words: SharedMapping,
+    wake: WakeLines,
     workers: usize,
     /// This process's polling budget: each side of a vectorizer waits through its own copy.
     polling: PollBudget,
@@ -20,7 +22,9 @@ pub(crate) struct Doorbells {
 
 impl Doorbells {
     fn bells(&self) -> Bells<'_> {
-        Bells::new(self.words.words(), self.workers).expect("checked in the constructor").adapting(&self.polling)
+        Bells::new(self.words.words(), &self.wake, self.workers)
+            .expect("checked in the constructor")
+            .adapting(&self.polling)
     }
 
     fn check_worker(&self, w: usize) -> PyResult<()> {
@@ -44,14 +48,28 @@ fn duration(what: &str, seconds: f64) -> PyResult<Duration> {
 #[pymethods]
 impl Doorbells {
     #[new]
+    #[pyo3(signature = (fd, workers, wake_handles = None))]
     /// Maps the doorbells of `workers` workers from the file `fd` (a memfd of at least
-    /// `words_needed(workers)` 32-bit words; on Windows the file's OS handle, as
-    /// `msvcrt.get_osfhandle` gives); `fd` may be closed afterwards.
-    fn new(fd: i32, workers: usize) -> PyResult<Self> {
+    /// `words_needed(workers)` 32-bit words; on Windows a file mapping's handle); `fd` may be closed
+    /// afterwards. Windows: `wake_handles` are the events another process's `wake_handles()` gave,
+    /// duplicated into this one (this object then owns them); None creates new ones. Elsewhere the
+    /// sleepers need no events: None (or an empty list).
+    fn new(fd: i32, workers: usize, wake_handles: Option<Vec<isize>>) -> PyResult<Self> {
         let needed = Self::words_needed(workers)?;
         let words = SharedMapping::map(fd, needed)?;
-        Bells::new(words.words(), workers)?;
-        Ok(Self { words, workers, polling: PollBudget::default() })
+        let lines = Bells::lines(workers).ok_or_else(|| Error::TooLarge(format!("{workers} workers")))?;
+        let wake = match wake_handles {
+            None => WakeLines::new(lines)?,
+            Some(handles) => WakeLines::adopt(&handles)?,
+        };
+        Bells::new(words.words(), &wake, workers)?;
+        Ok(Self { words, wake, workers, polling: PollBudget::default() })
+    }
+
+    /// The handles of the events this process's sleepers wait on, for another process to duplicate
+    /// (they stay this object's); empty where sleeps need none (everywhere but Windows).
+    fn wake_handles(&self) -> Vec<isize> {
+        self.wake.handles()
     }
 
     /// How many 32-bit words the buffer for `workers` workers needs.

@@ -9,6 +9,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 
 import pytest
@@ -121,34 +122,113 @@ def test_each_column_has_its_start_method_and_cores(column) -> None:
     assert 1 <= _platform.usable_cores() <= (os.cpu_count() or 1)
 
 
-def test_windows_refuses_the_process_vectorizer_before_starting_anything(monkeypatch) -> None:
-    """Windows: the process vectorizer's workers need POSIX pipes, so TorchVectorizedEnv says so at once,
-    naming what runs there instead. Off Windows, the same branch runs with ``sys.platform`` set to it,
-    and the system itself is not refused. (scripts/windows_check.sh runs it on Windows, under wine.)"""
-    import gymnasium as gym
-
-    from torchwm import TorchVectorizedEnv
-
-    if sys.platform != "win32":
-        assert _platform.process_workers_missing() is None
-        monkeypatch.setattr(_platform.sys, "platform", "win32")
-    with pytest.raises(NotImplementedError, match=r"Windows.*gymnasium\.vector\.AsyncVectorEnv.*AtariVectorEnv"):
-        TorchVectorizedEnv(lambda: gym.make("CartPole-v1"), 2, 1)
-
-
-def test_two_mappings_of_one_file_share_their_doorbells() -> None:
-    """The Rust side's file mapping (``_core.Doorbells``) on this system, Windows's under wine included:
-    a command rung through one mapping is what a worker waiting on another mapping of the file sees."""
-    import tempfile
-
+def test_two_mappings_of_the_shared_file_share_their_doorbells() -> None:
+    """The Rust side's mapping (``_core.Doorbells``) of ``_platform.shared_file`` on this system,
+    Windows's under wine included (a paging-file mapping and its events, duplicated as a spawned worker
+    receives them): a command rung through one mapping wakes a worker sleeping on another at once."""
     from torchwm import _core
 
-    with tempfile.TemporaryFile() as file:
-        file.truncate(4 * _core.Doorbells.words_needed(2))
-        parent, worker = (_core.Doorbells(_platform.mapping_handle(file.fileno()), 2) for _ in range(2))
+    handle = _platform.shared_file("torchwm-test", 4 * _core.Doorbells.words_needed(2))
+    try:
+        parent = _core.Doorbells(handle, 2)
+        events = [event.detach() for event in _platform.handles_for_child(parent.wake_handles())]
+        assert (len(events) == 3) == (sys.platform == "win32")  # the parent's and one a worker
+        duplicate = _platform.shared_file_for_child(handle).detach()
+        try:
+            worker = _core.Doorbells(duplicate, 2, events or None)
+        finally:
+            _platform.close_shared_file(duplicate)
+    finally:
+        _platform.close_shared_file(handle)  # the mappings stay
     assert worker.wait_command(1, 0, 0.0, 0.0, 0.05) is None  # nothing rung yet
-    parent.ring([1], 3)
-    assert worker.wait_command(1, 0, 0.0, 0.0, 5.0) == 3
+    rung = threading.Timer(0.2, parent.ring, ([1], 3))
+    rung.start()
+    assert worker.wait_command(1, 0, 0.0, 0.0, 30.0) == 3  # asleep (no spin, no yield) when it came
+    rung.join()
     assert not parent.is_done(1)
-    worker.complete(1, 3, 1)
-    assert parent.is_done(1)
+    done = threading.Timer(0.2, worker.complete, (1, 3, 1))
+    done.start()
+    assert parent.wait_done([1], 1, 0.0, 0.0, 30.0) == [1]
+    done.join()
+
+
+def test_a_mapping_smaller_than_the_doorbells_is_refused() -> None:
+    from torchwm import _core
+
+    handle = _platform.shared_file("torchwm-test", 16)
+    try:
+        with pytest.raises(ValueError, match="holds"):
+            _core.Doorbells(handle, 64)
+    finally:
+        _platform.close_shared_file(handle)
+
+
+def _sleep_forever() -> None:
+    time.sleep(600)
+
+
+@pytest.mark.parametrize(
+    "watch", [_platform.PollWatch, lambda: _platform.SentinelWatch(chunk=2)], ids=["poll", "sentinels"]
+)
+def test_a_death_watch_names_the_dead_processes_only(watch) -> None:
+    """Both ways of watching workers die, Windows's (sentinels waited on a chunk at a time; Windows takes
+    at most 63 a wait) with chunks of 2 here, so that five processes take three waits."""
+    ctx = mp.get_context("spawn")
+    processes = [ctx.Process(target=_sleep_forever, daemon=True) for _ in range(5)]
+    for process in processes:
+        process.start()
+    deaths = watch()
+    try:
+        for number, process in enumerate(processes):
+            deaths.watch(number, process)
+        assert deaths.dead() == []
+        for number in (1, 4):
+            processes[number].kill()
+            processes[number].join()
+        assert deaths.dead() == [1, 4]
+    finally:
+        for process in processes:
+            process.kill()
+            process.join()
+        deaths.close()
+
+
+def _report_when_the_parent_is_gone(path: str, windows: bool) -> None:
+    _platform._WINDOWS = windows  # the implementation under test (Windows's runs on Linux too)
+    gone = _platform.parent_gone(os.getppid())
+    with open(path, "w") as report:
+        report.write("alive" if not gone() else "gone at once")
+    deadline = time.monotonic() + 60
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with open(path, "a") as report:
+        report.write(" then gone" if gone() else " never gone")
+
+
+def _start_a_child_then_sleep(path: str, windows: bool) -> None:
+    child = mp.get_context("spawn").Process(target=_report_when_the_parent_is_gone, args=(path, windows))
+    child.start()
+    time.sleep(600)  # killed by the test
+
+
+@pytest.mark.parametrize("windows", [False, True], ids=["posix", "windows"])
+def test_a_worker_sees_its_parent_die(tmp_path, windows) -> None:
+    """``_platform.parent_gone`` in a spawned grandchild, both implementations (Windows's: the parent's
+    process handle, ``multiprocessing.parent_process``), once its parent is killed."""
+    if sys.platform == "win32" and not windows:
+        pytest.skip("os.kill(pid, 0) is no liveness check on Windows")
+    path = tmp_path / "report"
+    parent = mp.get_context("spawn").Process(target=_start_a_child_then_sleep, args=(str(path), windows))
+    parent.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (path.exists() and path.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert path.read_text() == "alive"
+    finally:
+        parent.kill()
+        parent.join()
+    deadline = time.monotonic() + 60
+    while path.read_text() == "alive" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert path.read_text() == "alive then gone"

@@ -16,6 +16,7 @@ import pytest
 
 import torchwm
 import torchwm.process
+import torchwm.process.channel
 import torchwm.process.doorbells
 import torchwm.process.pool
 import torchwm.process.protocol
@@ -395,10 +396,10 @@ def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_
 ) -> None:
     pid_file = tmp_path / "child"
 
-    def write_half_then_die(fd: int, data: bytes, reader_alive) -> None:
+    def write_half_then_die(fd: int, data: bytes, reader_alive, written=None) -> None:
         """In the worker: the marker's reply is cut short by the worker's death; its child holds the pipe."""
         if _MID_FRAME_MARKER.encode() not in data:
-            write_frame(fd, data, reader_alive)
+            write_frame(fd, data, reader_alive, written)
             return
         os.write(fd, data[: len(data) // 2])
         child = os.fork()
@@ -408,7 +409,8 @@ def test_a_worker_dying_in_the_middle_of_a_reply_while_its_child_holds_the_pipe_
         pid_file.write_text(str(child))
         os._exit(3)
 
-    monkeypatch.setattr(torchwm.process.worker, "write_frame", write_half_then_die)  # forked workers inherit it
+    # The worker's pipe writes its frames with it; forked workers inherit the patch.
+    monkeypatch.setattr(torchwm.process.channel, "write_frame", write_half_then_die)
     env = TorchVectorizedEnv(MarkerEnv, num_workers=1, envs_per_worker=1, context="fork")
     try:
         with pytest.raises(WorkerCrashedError, match="worker 0"):
@@ -483,7 +485,8 @@ def test_ctrl_c_while_a_framed_reply_is_awaited_leaves_it_for_the_next_wait(monk
     try:
         envs.reset(seed=0)
         # Ctrl-C while the parent polls worker 0's pipe for the reply its doorbell announced.
-        envs._pool.pipe_polls[0] = CtrlCOnce(envs._pool.pipe_polls[0], "poll")
+        channel = envs._pool.channels[0]
+        channel.readable_poll = CtrlCOnce(channel.readable_poll, "poll")
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -499,8 +502,8 @@ def test_ctrl_c_half_way_through_a_reply_frame_shuts_the_workers_down(monkeypatc
     try:
         envs.reset(seed=0)
         processes = list(envs._pool.processes)
-        pool_module = torchwm.process.pool
-        monkeypatch.setattr(pool_module, "read_frame", CtrlCOnce(pool_module, "read_frame").read_frame)
+        channel_module = torchwm.process.channel  # the pool's channels read their frames with it
+        monkeypatch.setattr(channel_module, "read_frame", CtrlCOnce(channel_module, "read_frame").read_frame)
         envs.call_async("spec")
         with pytest.raises(KeyboardInterrupt):
             envs.call_wait(timeout=30)
@@ -584,8 +587,10 @@ def test_ctrl_c_as_a_frame_of_a_step_is_written(monkeypatch, num_workers, kept):
     try:
         envs.reset(seed=0)
         processes = list(envs._pool.processes)
-        pool_module = torchwm.process.pool
-        monkeypatch.setattr(pool_module, "write_frame", CtrlCOnce(pool_module, "write_frame", after=True).write_frame)
+        channel_module = torchwm.process.channel  # the pool's channels write their frames with it
+        monkeypatch.setattr(
+            channel_module, "write_frame", CtrlCOnce(channel_module, "write_frame", after=True).write_frame
+        )
         with pytest.raises(KeyboardInterrupt):
             envs.step_async([0] * num_workers)  # a list goes pickled
         if kept:

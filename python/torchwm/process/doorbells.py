@@ -18,9 +18,7 @@ Python adds no ordering of its own; it needs none beyond calling the doorbell af
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from multiprocessing import reduction
 from typing import Any
 
 from torchwm import _core, _platform
@@ -59,33 +57,36 @@ def patience_for(num_workers: int, cores: int | None = None) -> tuple[Patience, 
 
 
 class DoorbellMemory:
-    """The shared file behind ``num_workers`` workers' doorbells (``_platform.shared_file``); pickles
-    (a duplicated fd) to a worker started by spawn or forkserver, and is inherited by a forked one."""
+    """The shared file behind ``num_workers`` workers' doorbells (``_platform.shared_file``: on Windows a
+    file mapping), and on Windows the events their sleepers wait on; pickles (duplicated descriptors or
+    handles) to a worker started by spawn or forkserver, and is inherited by a forked one. The parent
+    holds the file until :meth:`close`: on Windows, for a worker to be started with it."""
 
-    def __init__(self, num_workers: int, fd: int | None = None) -> None:
+    def __init__(self, num_workers: int, fd: int | None = None, wake_handles: list[int] | None = None) -> None:
         self.num_workers = num_workers
         if fd is None:
             fd = _platform.shared_file("torchwm-doorbells", 4 * _core.Doorbells.words_needed(num_workers))
         try:
-            self.bells = _core.Doorbells(_platform.mapping_handle(fd), num_workers)
+            self.bells = _core.Doorbells(fd, num_workers, wake_handles)
         except BaseException:
-            os.close(fd)
+            _platform.close_shared_file(fd)
             raise
         self.fd = fd
 
     def close(self) -> None:
-        """Closes the fd (the mapping stays until this object goes); safe to call more than once."""
+        """Closes the file (the mapping stays until this object goes); safe to call more than once."""
         fd, self.fd = self.fd, -1
         if fd >= 0:
-            os.close(fd)
+            _platform.close_shared_file(fd)
 
     def __reduce__(self) -> tuple[Any, ...]:
         if self.fd < 0:
             raise ValueError("the doorbell memory was closed: a worker can no longer be started with it")
-        return _rebuild, (self.num_workers, reduction.DupFd(self.fd))
+        wake = _platform.handles_for_child(self.bells.wake_handles())
+        return _rebuild, (self.num_workers, _platform.shared_file_for_child(self.fd), wake)
 
 
-def _rebuild(num_workers: int, dup_fd: Any) -> DoorbellMemory:
-    memory = DoorbellMemory(num_workers, dup_fd.detach())
-    memory.close()  # mapped: the worker needs no fd
+def _rebuild(num_workers: int, file: Any, wake: list[Any]) -> DoorbellMemory:
+    memory = DoorbellMemory(num_workers, file.detach(), [handle.detach() for handle in wake] or None)
+    memory.close()  # mapped: the worker needs no descriptor
     return memory

@@ -1,11 +1,11 @@
 """The worker processes of one env: start, send commands, collect their replies, shut down.
 
 A command is announced by the worker's doorbell and a reply by the parent's (process/doorbells.py);
-what does not fit in shared memory follows as a frame on the worker's pipe. A worker's death is
-noticed from its process (a pidfd, else its sentinel; and ``waitpid`` every ``LIVENESS_CHECK_S`` of a
-wait), not from its pipe: a child the env forked may hold the pipe open. Before a dead or
-unreachable worker is reported as crashed, whatever it wrote last (its start-up traceback, say) is
-read and raised instead.
+what does not fit in shared memory follows as a frame on the worker's pipe (process/channel.py). A
+worker's death is noticed from its process (``_platform.death_watch``: a pidfd, else its sentinel; and
+``waitpid`` every ``LIVENESS_CHECK_S`` of a wait), not from its pipe: a child the env forked may hold
+the pipe open. Before a dead or unreachable worker is reported as crashed, whatever it wrote last (its
+start-up traceback, say) is read and raised instead.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
-import select
 import time
 import weakref
 from typing import Any, NoReturn
@@ -23,8 +22,9 @@ from gymnasium.vector.async_vector_env import AsyncState
 from torchwm import _platform
 from torchwm._vector_args import timeout_message
 from torchwm.errors import WorkerCrashedError
+from torchwm.process.channel import Channel, open_channel
 from torchwm.process.doorbells import DoorbellMemory, Patience
-from torchwm.process.protocol import Message, decode, frame, read_frame, write_frame
+from torchwm.process.protocol import Message, decode, frame
 from torchwm.process.remote_errors import RemoteError, rebuild
 from torchwm.process.worker import WorkerConfig
 from torchwm.process.worker_entry import worker_main
@@ -63,19 +63,19 @@ class WorkerPool:
         self.bells = doorbells.bells
         self.patience = patience
         self.processes: list[Any] = []
-        self.pipes: list[Any] = []
-        self.death_fds: list[int] = []
-        self.fds: list[int] = []  # each worker's pipe descriptor
-        self.pipe_polls: list[Any] = []  # a select.poll of each worker's pipe
-        self.deaths = select.poll()  # the descriptors that become readable when a worker dies
-        self.watched: dict[int, int] = {}  # death descriptor -> worker
+        self.channels: list[Channel] = []  # each worker's pipe
+        self.deaths = _platform.death_watch()  # tells which workers died
+        # Whether each worker has answered (its first reply is READY or its start-up error): a worker
+        # that dies before is reported with what makes a spawned one die then (WorkerCrashedError).
+        self.answered = [False] * len(configs)
+        self.spawned = ctx.get_start_method() != "fork"
         self.next_liveness_check = 0.0  # time.monotonic() of the next look at the workers' lives
         # Registered before any worker starts, so a failure half-way through still reaps the started ones.
         # Guarded by pid: a copy of this env in a process forked later (a worker of a newer env) must
         # not shut down workers it does not own.
         self.owner_pid = os.getpid()
         self._finalizer = weakref.finalize(
-            self, _shutdown, self.owner_pid, self.processes, self.pipes, self.death_fds, doorbells
+            self, _shutdown, self.owner_pid, self.processes, self.channels, self.deaths, doorbells
         )
         n = len(configs)
         # Every worker starts busy: its first reply is READY (or its start-up error).
@@ -103,22 +103,8 @@ class WorkerPool:
             process.start()
             child_end.close()
             self.processes.append(process)
-            self.pipes.append(parent_end)
-            self._watch(w, process, parent_end)
-
-    def _watch(self, w: int, process: Any, pipe: Any) -> None:
-        """Registers a descriptor of worker ``w`` that becomes readable when it dies
-        (``_platform.death_descriptor``: a pidfd on Linux, the process sentinel elsewhere)."""
-        death_fd, owned = _platform.death_descriptor(process)
-        if owned:
-            self.death_fds.append(death_fd)
-        self.fds.append(pipe.fileno())
-        # One poll object per pipe, made once (Connection.poll builds a selector on every call).
-        pipe_poll = select.poll()
-        pipe_poll.register(pipe.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
-        self.pipe_polls.append(pipe_poll)
-        self.watched[death_fd] = w
-        self.deaths.register(death_fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+            self.channels.append(open_channel(parent_end))
+            self.deaths.watch(w, process)
 
     # ------------------------------------------------------------------------------------ commands
 
@@ -134,7 +120,7 @@ class WorkerPool:
         are out of step with each other: they are shut down and the interrupt goes on. A Ctrl-C raised
         once the last frame is all written (as its last write returns, or later) finds the command out
         and pending: it goes on with the workers busy with it, as in :meth:`step_shared`."""
-        workers = list(range(len(self.fds))) if workers is None else workers
+        workers = list(range(len(self.channels))) if workers is None else workers
         count = min(len(workers), len(frames))
         # The frames begun, the last of them and the counts of its writes (write_frame stores each as
         # the write returns: a Ctrl-C raised then finds it).
@@ -149,7 +135,7 @@ class WorkerPool:
                 self.busy[w] = True
                 self.bells.ring([w], Message.FRAME)  # first: a frame larger than the pipe is read as written
                 try:
-                    write_frame(self.fds[w], data, self.processes[w].is_alive, written)
+                    self.channels[w].write(data, self.processes[w].is_alive, written)
                 except OSError:  # BrokenPipeError included: the worker is gone
                     self.crashed(w)
         except BaseException as error:
@@ -193,11 +179,11 @@ class WorkerPool:
         # Taken and the call over in one statement with no call: no Ctrl-C is raised between the two.
         taken, self.ready, self.pending = self.ready, [], AsyncState.DEFAULT
         try:
-            if len(taken) == len(self.fds):  # every worker answered (the common case): no lookups
+            if len(taken) == len(self.channels):  # every worker answered (the common case): no lookups
                 replies, self.replies = self.replies, [None] * len(taken)
                 return self._take(taken, replies)
             chosen = set(taken)
-            return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.fds))])
+            return self._take(taken, [self.replies[w] if w in chosen else None for w in range(len(self.channels))])
         finally:
             if self.stashed is not None:  # with no call: no signal is handled before they are back
                 (self.ready, self.replies, self.raised), self.stashed = self.stashed, None
@@ -218,7 +204,7 @@ class WorkerPool:
         is raised before it goes out. After ``timeout`` s, ``multiprocessing.TimeoutError`` with nothing
         dropped (the replies collected so far wait with the others) and nothing else changed."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
-        empty = [None] * len(self.fds)
+        empty = [None] * len(self.channels)
         # One statement, no call in it: no Ctrl-C is raised half-way.
         self.ready, self.raised, self.replies, self.held, self.pending = [], [], empty, [], pending
 
@@ -230,7 +216,7 @@ class WorkerPool:
         was interrupted before it went out, nothing came in since (every reply was in, nothing was sent)."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         if self.stashed is None:
-            empty = [None] * len(self.fds)
+            empty = [None] * len(self.channels)
             self.stashed, self.ready, self.raised, self.replies = (self.ready, self.replies, self.raised), [], [], empty
 
     def defer(self, frames: list[bytes], pending: AsyncState) -> None:
@@ -294,8 +280,7 @@ class WorkerPool:
 
     def _check_deaths(self) -> None:
         """Raises for a busy worker that died (after reading what it said last)."""
-        for fd, _ in self.deaths.poll(0):
-            w = self.watched[fd]
+        for w in self.deaths.dead():
             if self.busy[w] and not self.bells.is_done(w):
                 self.crashed(w)
         for w, process in enumerate(self.processes):
@@ -320,6 +305,7 @@ class WorkerPool:
         # it leaves the worker busy, and the next wait reads it.
         self._await_reply(w, deadline)
         self.busy[w] = False
+        self.answered[w] = True
         try:
             kind, payload = decode(self._read_reply(w))
         except KeyboardInterrupt as error:
@@ -337,8 +323,8 @@ class WorkerPool:
 
     def _await_reply(self, w: int, deadline: float | None) -> None:
         """Waits until worker ``w``'s reply frame can be read, with an eye on the worker's life."""
-        readable = self.pipe_polls[w].poll
-        while not readable(LIVENESS_CHECK_S * 1000):
+        readable = self.channels[w].readable
+        while not readable(LIVENESS_CHECK_S):
             if not self.processes[w].is_alive() and not readable(0):
                 self.crashed(w, read_last=False)
             if deadline is not None and time.monotonic() >= deadline:
@@ -347,15 +333,15 @@ class WorkerPool:
     def _read_reply(self, w: int) -> bytes:
         """The frame worker ``w`` has begun to write (:meth:`_await_reply`)."""
         try:
-            return read_frame(self.fds[w], self.processes[w].is_alive)
+            return self.channels[w].read(self.processes[w].is_alive)
         except (EOFError, OSError):
             self.crashed(w, read_last=False)
 
     def crashed(self, w: int, read_last: bool = True) -> NoReturn:
         """Worker ``w`` is gone: raises what it reported last (read first), else ``WorkerCrashedError``."""
-        if read_last and self.pipes[w].poll(0):
+        if read_last and self.channels[w].readable(0):
             with contextlib.suppress(EOFError, OSError):
-                kind, payload = decode(read_frame(self.fds[w], self.processes[w].is_alive))
+                kind, payload = decode(self.channels[w].read(self.processes[w].is_alive))
                 if kind in (Message.FAILED, Message.RAISED):
                     self.shutdown(terminate=True)
                     raise rebuild(payload)
@@ -365,7 +351,17 @@ class WorkerPool:
         self.shutdown(terminate=True)
         raise WorkerCrashedError(
             f"worker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}) died "
-            f"with exit code {process.exitcode}; the other workers were shut down"
+            f"with exit code {process.exitcode}{self._before_start(w)}; the other workers were shut down"
+        )
+
+    def _before_start(self, w: int) -> str:
+        """What a worker that died before it answered most likely met, where it was spawned."""
+        if self.answered[w] or not self.spawned:
+            return ""
+        return (
+            " before it started its envs. A spawned worker first imports the main module: a script that "
+            'makes the vector env at its top level must do so under `if __name__ == "__main__":` (the '
+            "worker's traceback is on its standard error)"
         )
 
     def shutdown(self, terminate: bool = False, timeout: float | None = None) -> None:
@@ -397,40 +393,27 @@ class WorkerPool:
         return [w for w, busy in enumerate(self.busy) if busy and self.processes[w].is_alive()]
 
 
-def _join(process: Any, timeout: float | None, drain: int | None = None) -> bool:
+def _join(process: Any, timeout: float | None, drain: Channel | None = None) -> bool:
     """Waits for ``process`` to exit; True when it has. Asks the OS (``waitpid``) rather than waiting
     on the process sentinel, which a child the env forked may hold open long after the worker died.
-    Meanwhile, what the process writes on the descriptor ``drain`` is read and dropped."""
+    Meanwhile, what the process writes on the channel ``drain`` is read and dropped."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pause = 0.0005
     while process.is_alive():
         if deadline is not None and time.monotonic() >= deadline:
             return False
-        if drain is None or not _drop_input(drain, pause):
+        if drain is None or not drain.drop_input(pause):
             time.sleep(pause)
         pause = min(pause * 2, 0.05)
     return True
 
 
-def _drop_input(fd: int, seconds: float) -> bool:
-    """Reads and drops what comes on ``fd`` within ``seconds``; False if nothing came (or its end)."""
-    readable = select.poll()
-    readable.register(fd, select.POLLIN)
-    try:
-        return bool(readable.poll(seconds * 1000)) and bool(os.read(fd, 1 << 16))
-    except OSError:
-        return False
-
-
-def _has_room(fd: int) -> bool:
-    """Whether a frame of at most ``PIPE_BUF`` bytes can be written to ``fd`` without blocking."""
-    writable = select.poll()
-    writable.register(fd, select.POLLOUT)
-    return bool(writable.poll(0))
-
-
 def _shutdown(
-    owner_pid: int, processes: list[Any], pipes: list[Any], death_fds: list[int], doorbells: DoorbellMemory
+    owner_pid: int,
+    processes: list[Any],
+    channels: list[Channel],
+    deaths: _platform.DeathWatch,
+    doorbells: DoorbellMemory,
 ) -> None:
     """Stops workers: ask, wait a little, then terminate and reap. Does nothing in any process but the
     one that started them (a forked copy of the env); safe to call more than once. Interrupted (Ctrl-C
@@ -439,8 +422,8 @@ def _shutdown(
     if os.getpid() != owner_pid:
         return
     try:
-        _ask_to_close(processes, pipes, doorbells)
-        _wait_for_exit(processes, pipes)
+        _ask_to_close(processes, channels, doorbells)
+        _wait_for_exit(processes, channels)
     except BaseException:
         for process in processes:
             with contextlib.suppress(Exception):
@@ -449,32 +432,30 @@ def _shutdown(
             _join(process, None)
         raise
     finally:
-        for pipe in pipes:
+        for channel in channels:
             with contextlib.suppress(Exception):
-                pipe.close()
-        while death_fds:
-            with contextlib.suppress(OSError):
-                os.close(death_fds.pop())
+                channel.close()
+        deaths.close()
         doorbells.close()
 
 
-def _ask_to_close(processes: list[Any], pipes: list[Any], doorbells: DoorbellMemory) -> None:
-    for w, (process, pipe) in enumerate(zip(processes, pipes)):
+def _ask_to_close(processes: list[Any], channels: list[Channel], doorbells: DoorbellMemory) -> None:
+    for w, (process, channel) in enumerate(zip(processes, channels)):
         with contextlib.suppress(Exception):
             # A worker still busy reads the CLOSE frame once it is done: its next command. A pipe with
             # no room left (a worker that died before taking a command, a child of it holding the pipe)
             # would block the write for ever: that worker gets no CLOSE and is terminated after the wait.
-            if _has_room(pipe.fileno()):
+            if channel.has_room():
                 doorbells.bells.ring([w], Message.FRAME)
-                write_frame(pipe.fileno(), _CLOSE_FRAME, process.is_alive)
+                channel.write(_CLOSE_FRAME, process.is_alive)
 
 
-def _wait_for_exit(processes: list[Any], pipes: list[Any]) -> None:
+def _wait_for_exit(processes: list[Any], channels: list[Channel]) -> None:
     # A worker that is writing a reply nobody will take (larger than the pipe's buffer, it blocks) is
     # read to the end of it, so that it reads CLOSE and exits on its own. One deadline for them all.
     deadline = time.monotonic() + CLOSE_TIMEOUT_S
-    for process, pipe in zip(processes, pipes):
-        if not _join(process, max(0.0, deadline - time.monotonic()), pipe.fileno()):
+    for process, channel in zip(processes, channels):
+        if not _join(process, max(0.0, deadline - time.monotonic()), channel):
             process.terminate()
             if not _join(process, CLOSE_TIMEOUT_S):
                 process.kill()

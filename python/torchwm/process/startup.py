@@ -17,7 +17,15 @@ from torchwm import _platform
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.old_api import adapt
 
-__all__ = ["check_env_spaces", "context", "copy_tree", "max_concurrency", "observation_spaces", "pickled"]
+__all__ = [
+    "check_env_spaces",
+    "context",
+    "copy_tree",
+    "max_concurrency",
+    "observation_spaces",
+    "pickled",
+    "refuse_while_bootstrapping",
+]
 
 
 def observation_spaces(
@@ -91,6 +99,23 @@ def context(name: str | None) -> Any:
         return mp.get_context(name or _platform.default_start_method(mp.get_all_start_methods()))
     except ValueError as error:
         raise InvalidArgumentError(str(error)) from None
+
+
+def refuse_while_bootstrapping() -> None:
+    """Refuses to start workers from a process that is itself still starting: a worker started by spawn
+    (Windows's and macOS's start method) imports the parent's main module, and a script that makes the
+    vector env at its top level, without the ``if __name__ == "__main__":`` guard, would make one in
+    every worker, each starting workers of its own. ``multiprocessing`` refuses that only once the
+    worker starts its first process; this refuses it before the env is probed, with what to do. The
+    parent then reports the worker's death (``WorkerCrashedError``, naming the guard)."""
+    if getattr(mp.current_process(), "_inheriting", False):  # multiprocessing's own test (spawn.py)
+        raise RuntimeError(
+            "TorchVectorizedEnv was created while this process was starting as a worker process: the main "
+            "module of a program whose workers are started by spawn (the default on Windows and macOS) is "
+            "imported by each worker, so it must create the vector env (and anything that starts processes) "
+            'only under\n\n    if __name__ == "__main__":\n        ...\n\nsee \'Safe importing of main '
+            "module' in the multiprocessing documentation."
+        )
 
 
 def _observation_space(factory: Callable[[], Any]) -> spaces.Space:

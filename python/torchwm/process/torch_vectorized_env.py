@@ -22,7 +22,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
 
-from torchwm import _platform, errors
+from torchwm import errors
 from torchwm._vector_args import (
     FirstResetSeed,
     already_pending_message,
@@ -109,8 +109,6 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             return RayVectorEnv(*args, **kwargs)
         if backend != "process":
             raise InvalidArgumentError(f"backend must be 'process' or 'ray', got {backend!r}")
-        if (missing := _platform.process_workers_missing()) is not None:
-            raise NotImplementedError(missing)
         return super().__new__(cls)
 
     def __init__(
@@ -149,6 +147,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         factories = env_factories(env_factory, self._env_count)
         self.autoreset_mode = parse_autoreset_mode(autoreset_mode, AUTORESET_MODES)
         ctx = startup.context(context)
+        startup.refuse_while_bootstrapping()
         self.context = ctx.get_start_method()
         probe = self._probe(factories[0], observation_mode)
         try:

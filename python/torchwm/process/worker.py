@@ -13,7 +13,6 @@ survives it. An idle worker exits when the process that created the env is gone.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,10 +22,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, iterate
 
+from torchwm import _platform
 from torchwm.process.buffers import SharedBuffers
+from torchwm.process.channel import Channel
 from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
-from torchwm.process.protocol import STEP_DONE_FRAME, Message, decode, frame, read_frame, write_frame
+from torchwm.process.protocol import STEP_DONE_FRAME, Message, decode, frame
 from torchwm.process.remote_errors import capture
 from torchwm.process.sb3_calls import sb3_call
 
@@ -59,10 +60,10 @@ class WorkerConfig:
 class Worker:
     """One worker's envs and its command loop: one method per command."""
 
-    def __init__(self, config: WorkerConfig, fd: int) -> None:
+    def __init__(self, config: WorkerConfig, channel: Channel) -> None:
         self.config = config
-        self.fd = fd
-        self.first_ppid = os.getppid()
+        self.channel = channel
+        self._parent_gone = _platform.parent_gone(config.parent_pid)
         self.bells = config.doorbells.bells
         self.envs: list[Any] = []
         self.served = 0  # commands received so far (the doorbell's count, modulo 2**32): the one served last
@@ -79,7 +80,7 @@ class Worker:
     def run(self) -> None:
         try:
             self._start()
-            write_frame(self.fd, frame(Message.READY, self._env_spaces()), self._parent_alive)
+            self.channel.write(frame(Message.READY, self._env_spaces()), self._parent_alive)
             self._serve()
         except (KeyboardInterrupt, EOFError, BrokenPipeError):
             pass
@@ -127,7 +128,7 @@ class Worker:
                 # Visible: the parent wrote them before its ring, which wait_command acquired.
                 payload = self.views.actions.copy()  # the env may keep its action: a private copy
             else:
-                kind, payload = decode(read_frame(self.fd, self._parent_alive))
+                kind, payload = decode(self.channel.read(self._parent_alive))
                 if kind == Message.CLOSE:
                     return
                 handler = self.handlers[kind]
@@ -142,7 +143,7 @@ class Worker:
             self.bells.complete(self.config.index, Message.STEP_DONE, self.served)
             return
         self.bells.complete(self.config.index, Message.FRAME, self.served)
-        write_frame(self.fd, reply, self._parent_alive)
+        self.channel.write(reply, self._parent_alive)
 
     def _handle(self, handler: Callable[[Any], bytes], payload: Any, limited: bool) -> bytes:
         """The reply to one command; ``limited`` ones run holding a ``max_concurrency`` permit."""
@@ -168,20 +169,8 @@ class Worker:
                 return None
 
     def _parent_alive(self) -> bool:
+        """False once the process that created the env has died (``_platform.parent_gone``)."""
         return not self._parent_gone()
-
-    def _parent_gone(self) -> bool:
-        """True once the process that created the env has died (SIGKILL included): this worker was
-        re-parented, or the creator's pid no longer exists (forkserver workers are not its children)."""
-        if os.getppid() != self.first_ppid:
-            return True
-        try:
-            os.kill(self.config.parent_pid, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            pass
-        return False
 
     # ------------------------------------------------------------------------------------ commands
 

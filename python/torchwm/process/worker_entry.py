@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from torchwm.process.agent_worker import AgentWorker
+from torchwm.process.channel import open_channel
 from torchwm.process.worker import Worker, WorkerConfig
 
 
@@ -14,8 +15,9 @@ def worker_main(config: WorkerConfig, pipe: Any, parent_end: Any) -> None:
     """Entry point of one worker process; ``parent_end`` (fork only) is the parent's end of the pipe."""
     if parent_end is not None:
         parent_end.close()
+    channel = open_channel(pipe)
     try:
         worker = AgentWorker if config.agents is not None else Worker
-        worker(config, pipe.fileno()).run()
+        worker(config, channel).run()
     finally:
-        pipe.close()
+        channel.close()
