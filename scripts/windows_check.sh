@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds torchwm for Windows (x86_64-pc-windows-gnu, with MinGW-w64) and runs it on this Linux machine
 # under wine: the wheel beside ale_py's own Windows wheel in the same Windows CPython (the parity tests
-# against ale_py, raw emulator and AtariVectorEnv with its preprocessing; the doorbells' file mapping;
-# the Windows refusal of the process vectorizer; a short `torchwm rollout`), then the Rust library's
-# unit tests.
+# against ale_py, raw emulator and AtariVectorEnv with its preprocessing; the process vectorizer's
+# spawned workers side by side with gymnasium's AsyncVectorEnv, pool mode, multi-agent rows, a killed
+# worker, 64 workers, a script without the __main__ guard, and Windows's column of the platform seam;
+# a short `torchwm rollout`), then the Rust library's unit tests and its doorbells between threads.
 #
 # Usage: bash scripts/windows_check.sh --build DIR   (builds the wheel into DIR with the maturin on PATH)
 #        bash scripts/windows_check.sh dist/torchwm-...-win_amd64.whl [pytest arguments]
@@ -69,7 +70,8 @@ fi
 x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$interpreter/bcryptprimitives.dll" \
     scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -lbcrypt
 
-dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2"
+# PettingZoo for the multi-agent rows (SuperSuit has no Windows wheel of its own: tinyscaler).
+dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2" "pettingzoo>=1.24"
 $prepare_only && { step "prepared"; exit 0; }
 install_wheel windows
 # The extension loads only Windows's own DLLs and CPython's python3.dll: MinGW's C++ runtime is linked in.
@@ -92,8 +94,14 @@ if (($# == 0)); then
         tests/atari/test_ale_parity.py \
         tests/atari/test_atari_vector_parity.py::test_matches_ale_py_vector_env \
         tests/atari/test_atari_vector_parity.py::test_async_batches_match_ale_py_per_env \
-        tests/process/test_platform.py::test_windows_refuses_the_process_vectorizer_before_starting_anything \
-        tests/process/test_platform.py::test_two_mappings_of_one_file_share_their_doorbells
+        tests/process/test_spawned_workers.py \
+        tests/process/test_channel.py \
+        tests/process/test_multi_agent.py::test_departing_agents_match_stepping_by_hand \
+        tests/process/test_multi_agent.py::test_pool_mode_returns_whole_envs_with_their_ids \
+        tests/process/test_platform.py::test_two_mappings_of_the_shared_file_share_their_doorbells \
+        tests/process/test_platform.py::test_a_mapping_smaller_than_the_doorbells_is_refused \
+        "tests/process/test_platform.py::test_a_death_watch_names_the_dead_processes_only[sentinels]" \
+        "tests/process/test_platform.py::test_a_worker_sees_its_parent_die[windows]"
 fi
 step "under wine: a torchwm rollout, then pytest $*"
 runner="$repo/target/windows-run.py"
@@ -114,8 +122,8 @@ EOF
 # Through a pipe: with its output going to a file (as in the test command's logs), CPython 3.13 under
 # wine 8 fails at start ("init_sys_streams: ... Invalid handle").
 OMP_NUM_THREADS=1 "$wine" "$interpreter/python.exe" "$(winpath "$runner")" "$@" 2>&1 | cat
-step "the Rust library's unit tests (x86_64-pc-windows-gnu), under wine"
+step "the Rust library's unit tests and its doorbells between threads (x86_64-pc-windows-gnu), under wine"
 # wine finds the stand-in bcryptprimitives.dll on WINEPATH.
 CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine" WINEPATH="$(winpath "$interpreter")" \
-    cargo test --quiet --target x86_64-pc-windows-gnu --lib 2>&1 | cat
+    cargo test --quiet --target x86_64-pc-windows-gnu --lib --test doorbell 2>&1 | cat
 step "done"

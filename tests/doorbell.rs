@@ -136,9 +136,9 @@ fn a_failing_check_ends_a_long_wait() {
 
 #[test]
 fn a_buffer_too_small_is_refused() {
-    let (memory, wake) = (words(2), wake(3));
-    assert!(Doorbells::new(&memory, &wake, 3).is_err());
-    let (memory, wake) = (words(3), wake(2));
-    assert!(Doorbells::new(&memory, &wake, 3).is_err() == cfg!(windows), "an event a line, on Windows");
+    let (small, lines) = (words(2), wake(3));
+    assert!(Doorbells::new(&small, &lines, 3).is_err());
+    let (memory, few_lines) = (words(3), wake(2));
+    assert!(Doorbells::new(&memory, &few_lines, 3).is_err() == cfg!(windows), "an event a line, on Windows");
     assert!(Doorbells::words_needed(usize::MAX).is_none());
 }

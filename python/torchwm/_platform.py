@@ -10,7 +10,7 @@ and its workers start, share memory and are watched by the same column. Workers 
 | facility | Linux | portable (macOS) | Windows |
 | --- | --- | --- | --- |
 | default worker start | ``fork`` | ``spawn`` (macOS's default: fork is unsafe with its system libraries) | ``spawn`` (the only one) |
-| shared memory of the doorbells | a sealed memfd | an unlinked file (``/dev/shm`` where there is one, else the temporary directory) | a paging-file mapping without a name, its handle held by the parent, duplicated into each worker |
+| shared memory of the doorbells | a sealed memfd | an unlinked file (``/dev/shm`` where there is one, else the temporary directory) | a paging-file mapping, its handle held by the parent, duplicated into each worker |
 | the pipe to a worker (``PIPES_ARE_DESCRIPTORS``) | a descriptor (``select.poll``) | the same | ``multiprocessing``'s connection (a named pipe's handle) |
 | a worker's death noticed at once (``death_watch``) | a pidfd | the process sentinel (``select.poll``) | the process handle (``multiprocessing.connection.wait``, 63 at a time) |
 | a worker's parent gone (``parent_gone``) | ``getppid`` changed, or the creator's pid gone | the same | the parent's process handle signalled (``multiprocessing.parent_process``) |
@@ -90,9 +90,9 @@ def shared_file(name: str, size: int) -> int:
     """A new file descriptor (close-on-exec) of ``size`` zeroed bytes that every process it is passed
     to may map shared, and that nothing else can open: it goes away with its last descriptor and
     mapping, so a killed process leaves nothing behind. On Windows, the handle of a new file mapping
-    of the paging file, without a name (Windows deletes it with its last handle and view)."""
+    of the paging file (Windows deletes it with its last handle and view)."""
     if _WINDOWS:
-        return _paging_file_mapping(size)
+        return _paging_file_mapping(name, size)
     if not PORTABLE:
         return _sealed_memfd(name, size)
     return _unlinked_file(name, size)
@@ -122,14 +122,29 @@ def handles_for_child(handles: list[int]) -> list[Any]:
     return [reduction.DupHandle(handle, _EVENT_ACCESS) for handle in handles]  # type: ignore[attr-defined,unused-ignore]
 
 
-def _paging_file_mapping(size: int) -> int:
+def _paging_file_mapping(name: str, size: int) -> int:
+    """A new mapping of the paging file. CPython's ``_winapi`` names every mapping: a random name, never
+    an existing mapping's (which ``CreateFileMapping`` would open instead). Workers receive duplicates
+    of the handle, not the name."""
     import _winapi
+    import secrets
 
-    return int(
-        _winapi.CreateFileMapping(  # type: ignore[attr-defined,unused-ignore]
-            _winapi.INVALID_HANDLE_VALUE, _winapi.NULL, _winapi.PAGE_READWRITE, size >> 32, size & 0xFFFFFFFF, None
+    for _ in range(100):
+        handle = _winapi.CreateFileMapping(  # type: ignore[attr-defined,unused-ignore]
+            _winapi.INVALID_HANDLE_VALUE,
+            _winapi.NULL,
+            _winapi.PAGE_READWRITE,
+            size >> 32,
+            size & 0xFFFFFFFF,
+            f"{name}-{os.getpid()}-{secrets.token_hex(16)}",
         )
-    )
+        if _winapi.GetLastError() != _ERROR_ALREADY_EXISTS:  # type: ignore[attr-defined,unused-ignore]
+            return int(handle)
+        _winapi.CloseHandle(handle)
+    raise FileExistsError("no free name for the doorbells' file mapping")
+
+
+_ERROR_ALREADY_EXISTS = 183
 
 
 def _sealed_memfd(name: str, size: int) -> int:

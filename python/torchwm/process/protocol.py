@@ -37,7 +37,7 @@ __all__ = [
 PEER_CHECK_MS = 50
 # The largest frame written with one blocking write: at most what a pipe takes atomically, which an
 # idle reader's empty pipe always has room for (a step's actions, most commands). Windows has no
-# POSIX pipes (nor this constant); the process vectorizer does not run there (torchwm._platform).
+# POSIX pipes (nor this constant): its frames are messages of a named pipe (process/channel.py).
 ONE_WRITE_MAX = getattr(select, "PIPE_BUF", 512)
 
 
