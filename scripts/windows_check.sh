@@ -114,10 +114,12 @@ import pytest
 import torchwm
 from torchwm.cli import main as torchwm_cli
 
-assert sys.platform == "win32", sys.platform
-print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {sys.platform}", flush=True)
-assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--durations=10", *sys.argv[1:]]))
+# Guarded: the process vectorizer's workers are spawned, and each imports this main module.
+if __name__ == "__main__":
+    assert sys.platform == "win32", sys.platform
+    print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {sys.platform}", flush=True)
+    assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
+    sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--durations=10", *sys.argv[1:]]))
 EOF
 # Through a pipe: with its output going to a file (as in the test command's logs), CPython 3.13 under
 # wine 8 fails at start ("init_sys_streams: ... Invalid handle").

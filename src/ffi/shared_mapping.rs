@@ -8,6 +8,9 @@ use std::sync::atomic::AtomicU32;
 
 use crate::error::{Error, Result};
 
+/// What the number a mapping is made from is, in error messages.
+const WHAT: &str = if cfg!(windows) { "file mapping handle" } else { "fd" };
+
 /// A shared mapping of a file's first `len` words, unmapped on drop.
 pub(crate) struct SharedMapping {
     words: NonNull<AtomicU32>,
@@ -27,8 +30,8 @@ impl SharedMapping {
             .checked_mul(4)
             .filter(|&b| b > 0)
             .ok_or_else(|| Error::TooLarge(format!("a shared mapping of {len} words")))?;
-        let ptr =
-            map_file(fd, bytes).map_err(|e| Error::InvalidArgument(format!("mapping fd {fd} ({bytes} bytes): {e}")))?;
+        let ptr = map_file(fd, bytes)
+            .map_err(|e| Error::InvalidArgument(format!("mapping {WHAT} {fd} ({bytes} bytes): {e}")))?;
         Ok(Self { words: ptr.cast::<AtomicU32>(), len })
     }
 

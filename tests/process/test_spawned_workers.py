@@ -90,15 +90,16 @@ def _assert_same(ours: Any, theirs: Any) -> None:
 def test_matches_async_vector_env_with_spawned_workers(env: str, mode: AutoresetMode) -> None:
     """Same seeds and actions, in the same interpreter: the same observations, rewards, flags and infos."""
     factory = ENVS[env]
-    ours = TorchVectorizedEnv(factory, num_workers=2, envs_per_worker=2, context="spawn", autoreset_mode=mode)
-    theirs = AsyncVectorEnv([factory] * 4, context="spawn", autoreset_mode=mode)
+    # Two workers a side: each spawned worker costs a second or more (under wine, three).
+    ours = TorchVectorizedEnv(factory, num_workers=2, envs_per_worker=1, context="spawn", autoreset_mode=mode)
+    theirs = AsyncVectorEnv([factory] * 2, context="spawn", autoreset_mode=mode)
     try:
         assert ours.observation_space == theirs.observation_space
         assert ours.action_space == theirs.action_space
         _assert_same(ours.reset(seed=7), theirs.reset(seed=7))
         rng, ended = np.random.default_rng(0), 0
-        for _ in range(25):
-            actions = rng.integers(0, ours.single_action_space.n, 4)
+        for _ in range(40):
+            actions = rng.integers(0, ours.single_action_space.n, 2)
             got, expected = ours.step(actions), theirs.step(actions)
             for a, b in zip(got, expected):
                 _assert_same(a, b)

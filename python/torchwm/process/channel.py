@@ -90,7 +90,10 @@ class ConnectionChannel:
 
     def readable(self, timeout_s: float) -> bool:
         """Whether a message has arrived (or the peer closed its end) within ``timeout_s``."""
-        return bool(self.connection.poll(timeout_s))
+        try:
+            return bool(self.connection.poll(timeout_s))
+        except (EOFError, OSError):  # Windows: the peer's end is closed; a read raises EOFError at once
+            return True
 
     def has_room(self) -> bool:
         """Always: a message is sent into the pipe's buffer, and a dead reader breaks the pipe rather than
