@@ -70,8 +70,9 @@ fi
 x86_64-w64-mingw32-gcc-posix -O2 -shared -o "$interpreter/bcryptprimitives.dll" \
     scripts/windows/bcryptprimitives.c scripts/windows/bcryptprimitives.def -lbcrypt
 
-# PettingZoo for the multi-agent rows (SuperSuit has no Windows wheel of its own: tinyscaler).
-dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2" "pettingzoo>=1.24"
+# PettingZoo for the multi-agent rows (SuperSuit has no Windows wheel of its own: tinyscaler); psutil for
+# the handles and processes a closed or orphaned vector env leaves.
+dependency_site x86_64-pc-windows-msvc "$embed_version" "numpy<2.2" "pettingzoo>=1.24" "psutil>=5.9"
 $prepare_only && { step "prepared"; exit 0; }
 install_wheel windows
 # The extension loads only Windows's own DLLs and CPython's python3.dll: MinGW's C++ runtime is linked in.

@@ -59,6 +59,9 @@ class SlowStep(gym.Env):
         time.sleep(float(action) * 30)  # action 1: the step the test kills the worker in
         return np.zeros(1, np.float32), 0.0, False, False, {}
 
+    def twice(self, value: int) -> int:
+        return 2 * value
+
 
 ENVS = {
     "box": partial(gym.make, "CartPole-v1"),
@@ -192,3 +195,80 @@ def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path) -> None:
     assert 'if __name__ == "__main__":' in done.stderr
     # Each worker's own traceback: it refused before making an env or starting a process.
     assert done.stderr.count("TorchVectorizedEnv was created while this process was starting") >= 1
+
+
+_PARENT_SCRIPT = """
+import time
+from functools import partial
+
+import gymnasium as gym
+
+from torchwm import TorchVectorizedEnv
+
+if __name__ == "__main__":
+    envs = TorchVectorizedEnv(partial(gym.make, "CartPole-v1"), 2, 1, context="spawn")
+    envs.reset(seed=0)
+    print(*envs.worker_pids, flush=True)
+    time.sleep(600)  # killed by the test
+"""
+
+
+@pytest.mark.timeout(300)
+def test_workers_exit_on_their_own_once_their_parent_is_killed(tmp_path) -> None:
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(_PARENT_SCRIPT))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert parent.stdout is not None
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 2
+        workers = [psutil.Process(pid) for pid in pids]
+    finally:
+        parent.kill()  # TerminateProcess on Windows: nothing of the parent runs
+        parent.wait()
+    _, alive = psutil.wait_procs(workers, timeout=60)
+    assert alive == []
+
+
+def _open_handles(psutil: Any) -> int:
+    process = psutil.Process()
+    return process.num_handles() if sys.platform == "win32" else process.num_fds()
+
+
+@pytest.mark.timeout(300)
+def test_closing_leaves_no_handle_behind() -> None:
+    """The parent's open handles (descriptors off Windows) do not grow with each vector env made and
+    closed: the doorbells' mapping, their events, the pipes and the process handles all go."""
+    psutil = pytest.importorskip("psutil")
+    counts = []
+    for _ in range(3):
+        envs = TorchVectorizedEnv(ENVS["box"], num_workers=2, envs_per_worker=1, context="spawn")
+        envs.reset(seed=0)
+        envs.step(np.zeros(2, np.int64))
+        envs.close()
+        del envs
+        counts.append(_open_handles(psutil))
+    assert counts[2] <= counts[0], counts
+
+
+@pytest.mark.timeout(300)
+def test_calls_attributes_and_timeouts_match_async_vector_env() -> None:
+    ours = TorchVectorizedEnv(SlowStep, num_workers=2, envs_per_worker=1, context="spawn")
+    theirs = AsyncVectorEnv([SlowStep] * 2, context="spawn")
+    try:
+        for env in (ours, theirs):
+            env.reset(seed=0)
+            env.set_attr("label", ["a", "b"])
+        assert ours.get_attr("label") == theirs.get_attr("label") == ("a", "b")
+        assert ours.call("twice", 3) == theirs.call("twice", 3) == (6, 6)
+        raised = []
+        for env in (ours, theirs):
+            env.step_async(np.array([0, 1]))  # env 1 sleeps for 30 s
+            with pytest.raises(mp.TimeoutError) as error:
+                env.step_wait(timeout=0.5)
+            raised.append(type(error.value))
+        assert raised[0] is raised[1]
+    finally:
+        ours.close(terminate=True)
+        theirs.close(terminate=True)
