@@ -109,14 +109,15 @@ runner="$repo/target/windows-run.py"
 cat >"$runner" <<'EOF'
 import sys
 
-import ale_py
-import pytest
-
-import torchwm
-from torchwm.cli import main as torchwm_cli
-
-# Guarded: the process vectorizer's workers are spawned, and each imports this main module.
+# Guarded, with its imports: the process vectorizer's workers are spawned, and each imports this main
+# module (pytest and ale_py there would cost every worker its start-up time again, under wine seconds).
 if __name__ == "__main__":
+    import ale_py
+    import pytest
+
+    import torchwm
+    from torchwm.cli import main as torchwm_cli
+
     assert sys.platform == "win32", sys.platform
     print(f"torchwm {torchwm.__version__} and ale_py {ale_py.__version__} on {sys.platform}", flush=True)
     assert torchwm_cli(["rollout", "--game", "pong", "--num-envs", "2", "--steps", "100"]) == 0
