@@ -187,8 +187,9 @@ class WorkerPool:
         ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting: the call stays
         pending). A worker's fatal error (``FAILED``) or death shuts every worker down and raises; a
         sub-env's exception (``RAISED``) is raised once every worker has answered (the highest env
-        index's, as gymnasium raises the last it logs; ``last_raised`` lists them all, in env order). Once the replies are taken, nothing is pending (a
-        Ctrl-C raised from then on loses them, as gymnasium's) and those :meth:`stash` set aside are back."""
+        index's, as gymnasium raises the last it logs; ``last_raised`` lists them all in env order). Once
+        the replies are taken, nothing is pending (a Ctrl-C raised from then on loses them, as gymnasium's)
+        and those :meth:`stash` set aside are back."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         # Taken and the call over in one statement with no call: no Ctrl-C is raised between the two.
         taken, self.ready, self.pending = self.ready, [], AsyncState.DEFAULT
