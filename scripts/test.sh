@@ -176,11 +176,9 @@ OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=15 --numprocesses 
 
 # The process vectorizer on the platform seam's portable column, macOS's code paths (docs/platforms.md):
 # spawned workers, the doorbells in an unlinked file, the process sentinel, the polled doorbell sleep.
-step "pytest: the process vectorizer's core, pool-mode, AsyncVectorEnv-parity, fault and fuzz tests with TORCHWM_PORTABLE=1"
+step "pytest: every process-vectorizer test (tests/process) and the fuzz tests (tests/fuzz) with TORCHWM_PORTABLE=1"
 TORCHWM_PORTABLE=1 OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest -q --durations=5 --numprocesses auto \
-    --maxprocesses 4 --dist worksteal tests/process/test_torch_vectorized_env.py tests/process/test_pool_mode.py \
-    tests/process/test_torch_vectorized_env_parity.py tests/process/test_torch_vectorized_env_robustness.py \
-    tests/fuzz/test_fuzz_process.py tests/process/test_platform.py
+    --maxprocesses 4 --dist worksteal tests/process tests/fuzz
 
 step "mypy and stubtest: their output (they ran beside cargo test, the smoke runs and pytest)"
 wait "$typechecks" || { cat "$root/.typecheck.log"; exit 1; }

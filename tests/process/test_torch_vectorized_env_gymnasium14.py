@@ -410,11 +410,11 @@ class Exiting(gym.Wrapper):
         return self.env.step(action)
 
 
-_PARENT = os.getpid()
-
-
-def exits_in_workers() -> gym.Env:
-    if os.getpid() != _PARENT:
+def exits_in_workers(parent: int) -> gym.Env:
+    """CartPole in the process ``parent`` (the test's own: a vector env may build an env there), and
+    ``sys.exit(3)`` in any other: a worker, forked or spawned. ``parent`` travels with the factory: a
+    module-level pid would be the worker's own under spawn, which imports this module again."""
+    if os.getpid() != parent:
         sys.exit(3)
     return gym.make("CartPole-v1")
 
@@ -435,10 +435,11 @@ def test_sys_exit_in_step_comes_back_as_an_exception_never_ending_the_caller() -
 def test_sys_exit_in_the_factory_inside_the_worker_comes_back_as_an_exception() -> None:
     """gymnasium's constructor sees the worker's pipe break (an ``OSError`` or ``EOFError``); torchwm's
     raises ``WorkerCrashedError`` (an ``EOFError``) with the exit code: neither ends the caller."""
-    their_class, _ = outcome(lambda: AsyncVectorEnv([exits_in_workers] * 2))
+    factory = partial(exits_in_workers, os.getpid())
+    their_class, _ = outcome(lambda: AsyncVectorEnv([factory] * 2))
     assert their_class is not None and issubclass(their_class, (OSError, EOFError))
     with pytest.raises(WorkerCrashedError) as caught:
-        TorchVectorizedEnv(exits_in_workers, 2, 1)
+        TorchVectorizedEnv(factory, 2, 1)
     assert isinstance(caught.value, EOFError) and caught.value.exit_code == 3
     assert "sys.exit(3)" in (caught.value.remote_traceback or "")
 

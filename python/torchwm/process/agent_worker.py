@@ -19,6 +19,7 @@ from gymnasium.vector.utils import batch_space, create_empty_array, iterate
 
 from torchwm.process.agents import AgentLayout, is_parallel_env
 from torchwm.process.protocol import STEP_DONE_FRAME, Message, frame
+from torchwm.process.remote_errors import RemoteError, capture
 from torchwm.process.sb3_calls import SB3_CALLS
 from torchwm.process.worker import BoxRows, EnvOptions, Worker
 
@@ -82,16 +83,23 @@ class AgentWorker(Worker):
         rows = len(self.observations)
         results = [_ABSENT] * rows
         infos: list[list[dict]] | None = None
+        raised: list[RemoteError] = []
         for e in range(len(self.envs)):
             self.current = self.config.first_env + e
-            if self.autoreset[e] and self.next_step:
-                row_infos = self._reset_rows(e, None, None, results)
-            else:
-                row_infos = self._step_rows(e, actions, results)
+            try:
+                if self.autoreset[e] and self.next_step:
+                    row_infos = self._reset_rows(e, None, None, results)
+                else:
+                    row_infos = self._step_rows(e, actions, results)
+            except Exception as error:  # the envs after it step all the same, as in the Worker's step
+                raised.append(capture(self.current, error))
+                continue
             if row_infos:
                 infos = infos or [[] for _ in range(rows)]
                 for r, info in row_infos:
                     infos[r].extend(info)
+        if raised:
+            return frame(Message.RAISED, raised)
         views = self.views
         rewards, terminations, truncations, present = zip(*results)
         views.rewards[:] = rewards
@@ -155,15 +163,22 @@ class AgentWorker(Worker):
         results = [_ABSENT] * rows
         infos: list[list[dict] | None] = [None] * rows
         views = self.views
+        raised: list[RemoteError] = []
         for e in range(len(self.envs)):
             self.current = self.config.first_env + e
             if mask is not None and not mask[e]:
                 continue
             env_options = options[e] if isinstance(options, EnvOptions) else options
-            row_infos = dict(self._reset_rows(e, seeds[e], env_options, results))
+            try:
+                row_infos = dict(self._reset_rows(e, seeds[e], env_options, results))
+            except Exception as error:  # the envs after it reset all the same, as in the Worker's reset
+                raised.append(capture(self.current, error))
+                continue
             for r in range(e * self.agent_count, (e + 1) * self.agent_count):
                 infos[r] = row_infos.get(r, [])
                 views.rewards[r], views.terminations[r], views.truncations[r], self.agent_mask[r] = results[r]
+        if raised:
+            return frame(Message.RAISED, raised)
         return frame(Message.OK, (self._publish(), infos))
 
     def _fill_rows(

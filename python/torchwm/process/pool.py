@@ -82,7 +82,7 @@ class WorkerPool:
         self.busy = [True] * n
         self.ready: list[int] = []  # workers whose reply is in, not yet taken; oldest first
         self.replies: list[Any] = [None] * n
-        self.raised: list[RemoteError] = []  # the RAISED replies in, not yet taken
+        self.raised: list[RemoteError] = []  # the errors of the RAISED replies in, not yet taken
         self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
         self.pending = AsyncState.DEFAULT  # the call whose replies are awaited (see the class's docstring)
         # Pool mode: the frames of a call sent once the steps in flight are done (defer), the replies set
@@ -172,9 +172,10 @@ class WorkerPool:
         """Every worker's reply payload (None for ``STEP_DONE`` and for workers given no command), or
         ``multiprocessing.TimeoutError`` after ``timeout`` s (call again to keep waiting: the call stays
         pending). A worker's fatal error (``FAILED``) or death shuts every worker down and raises; a
-        sub-env's exception (``RAISED``) is raised once every worker has answered (the lowest env
-        index's; ``last_raised`` lists them all). Once the replies are taken, nothing is pending (a
-        Ctrl-C raised from then on loses them, as gymnasium's) and those :meth:`stash` set aside are back."""
+        sub-env's exception (``RAISED``) is raised once every worker has answered (the highest env
+        index's, as gymnasium raises the last it logs; ``last_raised`` lists them all in env order). Once
+        the replies are taken, nothing is pending (a Ctrl-C raised from then on loses them, as gymnasium's)
+        and those :meth:`stash` set aside are back."""
         self._collect(what, timeout, len(self.ready) + self.busy.count(True))
         # Taken and the call over in one statement with no call: no Ctrl-C is raised between the two.
         taken, self.ready, self.pending = self.ready, [], AsyncState.DEFAULT
@@ -251,7 +252,7 @@ class WorkerPool:
         if raised:
             self.raised = [remote for remote in self.raised if remote.env_index // k not in taken]
             self.last_raised = sorted(raised, key=lambda remote: remote.env_index)
-            raise rebuild(self.last_raised[0])
+            raise rebuild(self.last_raised[-1])
         return replies
 
     def _collect(self, what: str, timeout: float | None, count: int) -> None:
@@ -317,7 +318,7 @@ class WorkerPool:
             raise rebuild(payload)
         self.ready.append(w)
         if kind == Message.RAISED:
-            self.raised.append(payload)
+            self.raised.extend(payload)  # each env's that raised, in env order
         else:
             self.replies[w] = payload
 
@@ -344,7 +345,7 @@ class WorkerPool:
                 kind, payload = decode(self.channels[w].read(self.processes[w].is_alive))
                 if kind in (Message.FAILED, Message.RAISED):
                     self.shutdown(terminate=True)
-                    raise rebuild(payload)
+                    raise rebuild(payload if kind == Message.FAILED else payload[-1])
         process = self.processes[w]
         _join(process, 1.0)
         first = w * self.envs_per_worker

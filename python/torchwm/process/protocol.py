@@ -58,7 +58,7 @@ class Message(enum.IntEnum):
     READY = 16  # start-up done; payload: the spaces of the worker's envs
     OK = 17  # payload: the command's result
     STEP_DONE = 18  # a step whose results are all in shared memory (no payload)
-    RAISED = 19  # the caller's error (call/set_attr): payload a RemoteError; the worker goes on
+    RAISED = 19  # sub-envs' errors: payload a list of RemoteErrors (env order); the worker goes on
     FAILED = 20  # a fatal error (start-up, reset, step): payload a RemoteError; the worker has stopped
 
 

@@ -6,8 +6,8 @@ attributes ``env_index``/``remote_traceback``, in a note, and as ``__cause__`` (
 that cannot be pickled comes back as :class:`torchwm.errors.SubEnvError`, and a ``BaseException`` that
 is not an ``Exception`` (``SystemExit``: the env called ``sys.exit``) as
 :class:`torchwm.errors.WorkerCrashedError` with the exit code: it must never end the caller's process.
-Before a ``reset``/``step`` error is raised, :func:`log_like_gymnasium` reports it through gymnasium's
-logger, as ``AsyncVectorEnv`` does.
+Before a ``reset``/``step``/``call``/``set_attr`` error is raised, :func:`log_like_gymnasium` reports it
+through gymnasium's logger, as ``AsyncVectorEnv`` does: every failing env's, then the last one is raised.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def _ended_worker(remote: RemoteError, error: BaseException) -> WorkerCrashedErr
 
 def log_like_gymnasium(remotes: list[RemoteError]) -> None:
     """gymnasium's ``AsyncVectorEnv`` reports sub-env errors through its logger (as warnings, which logs
-    and warning filters see) before raising one: the same messages, one pair per error."""
+    and warning filters see) before raising the last: the same messages, one pair per error (``remotes``
+    in env order: gymnasium's arrive in the order its workers answer, env order when they answer in turn)."""
     for remote in remotes:
         logger.error(f"Received the following error from Worker-{remote.env_index} - Shutting it down")
         logger.error(f"{remote.traceback}")

@@ -342,6 +342,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         if pool.pending is not async_state(pending):
             raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
         timeout = parse_timeout(timeout)
+        if pool.last_raised:  # set again by a gather that raises a sub-env's exception, not by anything else
+            pool.last_raised = []
         try:
             if pool.deferred is not None:
                 timeout = pool.send_deferred(pending, timeout)
@@ -352,6 +354,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
             pool.drop_pending()  # a sub-env raised (its replies are taken) or a reply could not be read
             if pending in ("reset", "step") and not pool.closed:
                 self._after_sub_env_error(pending, pool)
+            elif pending in ("call", "set_attr") and pool.last_raised and not pool.closed:
+                log_like_gymnasium(pool.last_raised)  # as gymnasium's call_wait/set_attr; the workers go on
             raise
 
     def _wait_now(self, call: str, pending: str) -> list[Any]:

@@ -6,7 +6,9 @@ straight into shared memory (views made once); a step's reply is the doorbell al
 unless an env returned an info or observations travel through the pipe.
 Every exception is sent back with its traceback: one in start-up, or a ``BaseException`` that is not
 an ``Exception`` (``sys.exit`` in an env), stops the worker (``FAILED``); any other is reported
-(``RAISED``) and the worker waits for the next command: the parent decides whether the vector env
+(``RAISED``, a list of them: an env's exception in ``step``/``reset``/``call``/``set_attr`` does not stop
+the command for the worker's other envs, as each env is a worker of its own in gymnasium's
+``AsyncVectorEnv``) and the worker waits for the next command: the parent decides whether the vector env
 survives it. An idle worker exits when the process that created the env is gone.
 """
 
@@ -28,7 +30,7 @@ from torchwm.process.channel import Channel
 from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.old_api import adapt, five_tuple, reset_env, reset_keywords
 from torchwm.process.protocol import STEP_DONE_FRAME, Message, decode, frame
-from torchwm.process.remote_errors import capture
+from torchwm.process.remote_errors import RemoteError, capture
 from torchwm.process.sb3_calls import sb3_call
 
 # How often a sleeping worker checks that its parent process is still there.
@@ -153,7 +155,7 @@ class Worker:
         try:
             return handler(payload)
         except Exception as error:
-            return frame(Message.RAISED, capture(self.current, error))
+            return frame(Message.RAISED, [capture(self.current, error)])
         finally:
             if permits is not None:
                 permits.release()
@@ -192,25 +194,34 @@ class Worker:
         info: Any
         # Python lists in the loop, one write per shared array after it: a numpy item costs more.
         rewards, terminations, truncations = [0.0] * count, [False] * count, [False] * count
+        raised: list[RemoteError] | None = None
         i = 0
         try:
             for i, action in enumerate(actions):  # the common case inline: this loop is the hot path
-                if autoreset[i] and self.next_step:
-                    info = self._reset_ended(i)
-                else:
-                    result = envs[i].step(action)
-                    if len(result) != 5:
-                        result = five_tuple(result)
-                    observations[i], rewards[i], terminated, truncated, info = result
-                    if terminated or truncated:
-                        terminations[i], truncations[i] = terminated, truncated
-                        info = self._episode_ended(i, info)
+                try:
+                    if autoreset[i] and self.next_step:
+                        info = self._reset_ended(i)
+                    else:
+                        result = envs[i].step(action)
+                        if len(result) != 5:
+                            result = five_tuple(result)
+                        observations[i], rewards[i], terminated, truncated, info = result
+                        if terminated or truncated:
+                            terminations[i], truncations[i] = terminated, truncated
+                            info = self._episode_ended(i, info)
+                except Exception as error:  # the envs after it step all the same, as gymnasium's workers
+                    raised = raised or []
+                    raised.append(capture(self.config.first_env + i, error))
+                    continue
                 if info:
                     infos = infos or [[] for _ in range(count)]
                     infos[i].extend(info if isinstance(info, list) else [info])
         except BaseException:
             self.current = self.config.first_env + i
             raise
+        if raised is not None:
+            self.autoreset = [t or u for t, u in zip(terminations, truncations)]
+            return frame(Message.RAISED, raised)
         views = self.views
         views.rewards[:] = rewards
         views.terminations[:] = terminations
@@ -239,17 +250,27 @@ class Worker:
         seeds, options, mask = payload
         infos: list[list[dict] | None] = []
         views = self.views
+        raised: list[RemoteError] = []
         for i, env in enumerate(self.envs):
             self.current = self.config.first_env + i
             if mask is not None and not mask[i]:
                 infos.append(None)
                 continue
             env_options = options[i] if isinstance(options, EnvOptions) else options
-            self.observations[i], info = reset_env(env, self.keywords[i], seeds[i], env_options, self.observation_space)
+            try:
+                self.observations[i], info = reset_env(
+                    env, self.keywords[i], seeds[i], env_options, self.observation_space
+                )
+            except Exception as error:  # the envs after it reset all the same, as gymnasium's workers
+                raised.append(capture(self.current, error))
+                infos.append(None)
+                continue
             self.autoreset[i] = False
             views.terminations[i] = views.truncations[i] = False
             views.rewards[i] = 0.0  # pool mode returns a reset's rows from recv, as steps of reward 0
             infos.append([info] if info else [])
+        if raised:
+            return frame(Message.RAISED, raised)
         return frame(Message.OK, (self._publish(), infos))
 
     def call(self, payload: Any) -> bytes:
@@ -280,11 +301,18 @@ class Worker:
         return sb3_call(env, call, name, args, kwargs)
 
     def _each_env(self, function: Callable[[Any, int], Any]) -> bytes:
-        """``function(env, i)`` for each env; an exception is reported (``RAISED``) by ``_serve``."""
+        """``function(env, i)`` for each env, every env even after one raised (as gymnasium's workers,
+        one an env, each run the call): the exceptions are reported together (``RAISED``), in env order."""
         results = []
+        raised: list[RemoteError] = []
         for i, env in enumerate(self.envs):
             self.current = self.config.first_env + i
-            results.append(function(env, i))
+            try:
+                results.append(function(env, i))
+            except Exception as error:
+                raised.append(capture(self.current, error))
+        if raised:
+            return frame(Message.RAISED, raised)
         return frame(Message.OK, results)
 
     def _publish(self) -> Any:
