@@ -3,8 +3,10 @@ gymnasium's ``AsyncVectorEnv`` (spawn too), a killed worker, ``close()``, more w
 waits on at once, and a script without the ``if __name__ == "__main__":`` guard.
 
 Written with nothing but what every system has (``Process.kill`` is ``TerminateProcess`` on Windows,
-SIGKILL elsewhere), so that the same file runs on Linux (the test command's pytest and portable
-column) and on Windows under wine (scripts/windows_check.sh).
+SIGKILL elsewhere), so that the same file runs on Linux and on Windows under wine
+(scripts/windows_check.sh). Where workers are spawned by default: the test command runs it in the
+portable column (``TORCHWM_PORTABLE=1``, macOS's code paths), not again in its main pytest, whose
+forked workers these tests would not use.
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ import pytest
 from gymnasium import spaces
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode
 
-from torchwm import TorchVectorizedEnv, WorkerCrashedError
+from torchwm import TorchVectorizedEnv, WorkerCrashedError, _platform
+
+pytestmark = pytest.mark.skipif(
+    not _platform.PORTABLE, reason="spawned workers: run in the portable column (TORCHWM_PORTABLE=1) and on Windows"
+)
 
 
 class DictCounter(gym.Env):
