@@ -91,7 +91,7 @@ def shared_file(name: str, size: int) -> int:
     to may map shared, and that nothing else can open: it goes away with its last descriptor and
     mapping, so a killed process leaves nothing behind. On Windows, the handle of a new file mapping
     of the paging file (Windows deletes it with its last handle and view)."""
-    if _WINDOWS:
+    if sys.platform == "win32":  # not _WINDOWS: so that type checkers on other systems skip it
         return _paging_file_mapping(name, size)
     if not PORTABLE:
         return _sealed_memfd(name, size)
@@ -100,7 +100,7 @@ def shared_file(name: str, size: int) -> int:
 
 def close_shared_file(handle: int) -> None:
     """Closes what :func:`shared_file` returned (its mappings stay)."""
-    if _WINDOWS:
+    if sys.platform == "win32":
         import _winapi
 
         _winapi.CloseHandle(handle)
@@ -122,29 +122,30 @@ def handles_for_child(handles: list[int]) -> list[Any]:
     return [reduction.DupHandle(handle, _EVENT_ACCESS) for handle in handles]  # type: ignore[attr-defined,unused-ignore]
 
 
-def _paging_file_mapping(name: str, size: int) -> int:
-    """A new mapping of the paging file. CPython's ``_winapi`` names every mapping: a random name, never
-    an existing mapping's (which ``CreateFileMapping`` would open instead). Workers receive duplicates
-    of the handle, not the name."""
-    import _winapi
-    import secrets
+if sys.platform == "win32":
 
-    for _ in range(100):
-        handle = _winapi.CreateFileMapping(  # type: ignore[attr-defined,unused-ignore]
-            _winapi.INVALID_HANDLE_VALUE,
-            _winapi.NULL,
-            _winapi.PAGE_READWRITE,
-            size >> 32,
-            size & 0xFFFFFFFF,
-            f"{name}-{os.getpid()}-{secrets.token_hex(16)}",
-        )
-        if _winapi.GetLastError() != _ERROR_ALREADY_EXISTS:  # type: ignore[attr-defined,unused-ignore]
-            return int(handle)
-        _winapi.CloseHandle(handle)
-    raise FileExistsError("no free name for the doorbells' file mapping")
+    def _paging_file_mapping(name: str, size: int) -> int:
+        """A new mapping of the paging file. CPython's ``_winapi`` names every mapping: a random name, never
+        an existing mapping's (which ``CreateFileMapping`` would open instead). Workers receive duplicates
+        of the handle, not the name."""
+        import _winapi
+        import secrets
 
+        for _ in range(100):
+            handle = _winapi.CreateFileMapping(
+                _winapi.INVALID_HANDLE_VALUE,
+                _winapi.NULL,
+                _winapi.PAGE_READWRITE,
+                size >> 32,
+                size & 0xFFFFFFFF,
+                f"{name}-{os.getpid()}-{secrets.token_hex(16)}",
+            )
+            if _winapi.GetLastError() != _ERROR_ALREADY_EXISTS:
+                return int(handle)
+            _winapi.CloseHandle(handle)
+        raise FileExistsError("no free name for the doorbells' file mapping")
 
-_ERROR_ALREADY_EXISTS = 183
+    _ERROR_ALREADY_EXISTS = 183
 
 
 def _sealed_memfd(name: str, size: int) -> int:
