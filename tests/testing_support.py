@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
@@ -114,3 +114,25 @@ class CtrlCOnce:
             raise KeyboardInterrupt
 
         return interrupted_once
+
+
+def assert_same(a: Any, b: Any) -> None:
+    """Equal values of the same (container) types, recursively."""
+    assert type(a) is type(b), (type(a), type(b))
+    if isinstance(a, tuple):
+        assert len(a) == len(b)
+        for x, y in zip(a, b):
+            assert_same(x, y)
+    elif isinstance(a, dict):
+        assert list(a) == list(b)
+        for key in a:
+            assert_same(a[key], b[key])
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        if a.dtype == object:
+            for x, y in zip(a, b):
+                assert_same(x, y)
+        else:
+            np.testing.assert_array_equal(a, b)
+    else:
+        assert a == b or (a != a and b != b), (a, b)

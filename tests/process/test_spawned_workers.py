@@ -25,6 +25,7 @@ import pytest
 from gymnasium import spaces
 from gymnasium.vector import AsyncVectorEnv, AutoresetMode
 
+from testing_support import assert_same
 from torchwm import TorchVectorizedEnv, WorkerCrashedError, _platform
 
 pytestmark = pytest.mark.skipif(
@@ -76,23 +77,6 @@ ENVS = {
 }
 
 
-def _assert_same(ours: Any, theirs: Any) -> None:
-    if isinstance(theirs, tuple):
-        assert isinstance(ours, tuple) and len(ours) == len(theirs)
-        for a, b in zip(ours, theirs):
-            _assert_same(a, b)
-    elif isinstance(theirs, np.ndarray) and theirs.dtype == object:  # final_obs: None or an observation a row
-        assert isinstance(ours, np.ndarray) and ours.shape == theirs.shape
-        for a, b in zip(ours, theirs):
-            _assert_same(a, b)
-    elif isinstance(theirs, dict):
-        assert sorted(ours) == sorted(theirs)
-        for key in theirs:
-            _assert_same(ours[key], theirs[key])
-    else:
-        np.testing.assert_equal(np.asarray(ours), np.asarray(theirs))
-
-
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED])
 @pytest.mark.parametrize("env", sorted(ENVS))
@@ -105,18 +89,18 @@ def test_matches_async_vector_env_with_spawned_workers(env: str, mode: Autoreset
     try:
         assert ours.observation_space == theirs.observation_space
         assert ours.action_space == theirs.action_space
-        _assert_same(ours.reset(seed=7), theirs.reset(seed=7))
+        assert_same(ours.reset(seed=7), theirs.reset(seed=7))
         rng, ended = np.random.default_rng(0), 0
         for _ in range(40):
             actions = rng.integers(0, ours.single_action_space.n, 2)
             got, expected = ours.step(actions), theirs.step(actions)
             for a, b in zip(got, expected):
-                _assert_same(a, b)
+                assert_same(a, b)
             done = expected[2] | expected[3]
             ended += int(done.sum())
             if mode == AutoresetMode.DISABLED and done.any():
                 options = {"reset_mask": done}
-                _assert_same(ours.reset(options=options), theirs.reset(options=options))
+                assert_same(ours.reset(options=options), theirs.reset(options=options))
         assert ended > 0
     finally:
         ours.close()

@@ -16,6 +16,7 @@ import pytest
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 
+from testing_support import assert_same
 from torchwm import SubEnvError, TorchVectorizedEnv, _platform
 from torchwm.errors import EnvStateError
 
@@ -70,28 +71,6 @@ class RaisingEnv(SpaceEnv):
 
 def cartpole(render_mode: str | None = None) -> gym.Env:
     return gym.make("CartPole-v1", render_mode=render_mode)
-
-
-def assert_same(a: Any, b: Any) -> None:
-    """Equal values of the same (container) types, recursively."""
-    assert type(a) is type(b), (type(a), type(b))
-    if isinstance(a, tuple):
-        assert len(a) == len(b)
-        for x, y in zip(a, b):
-            assert_same(x, y)
-    elif isinstance(a, dict):
-        assert list(a) == list(b)
-        for key in a:
-            assert_same(a[key], b[key])
-    elif isinstance(a, np.ndarray):
-        assert a.dtype == b.dtype and a.shape == b.shape
-        if a.dtype == object:
-            for x, y in zip(a, b):
-                assert_same(x, y)
-        else:
-            np.testing.assert_array_equal(a, b)
-    else:
-        assert a == b or (a != a and b != b), (a, b)
 
 
 def run_both(make_ours: Any, make_theirs: Any, script: Any) -> None:

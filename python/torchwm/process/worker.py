@@ -242,7 +242,8 @@ class Worker:
         ``final_obs``/``final_info``; returns the infos to batch. Other modes: ``info`` as it is."""
         if self.config.autoreset_mode != AutoresetMode.SAME_STEP:
             return info
-        final = {"final_obs": self.observations[i], "final_info": info}
+        # In the order of AsyncVectorEnv's info (its SyncVectorEnv puts final_obs first).
+        final = {"final_info": info, "final_obs": self.observations[i]}
         self.observations[i], info = reset_env(self.envs[i], self.keywords[i], None, None, self.observation_space)
         return [final, info] if info else [final]
 
