@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 13] = [
+pub const PATCHES: [FilePatch; 14] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -184,6 +184,16 @@ pub const PATCHES: [FilePatch; 13] = [
         edits: &[Edit::InsertAfter {
             anchor: "    bool myDataBusLocked;\n",
             text: "#include \"cpu/system_friend.inc\"\n",
+        }],
+    },
+    // ...and keeps a table of each page's direct read base less the page's address, which
+    // setPageAccess keeps in step (src/ffi/cpu/system_page.inc).
+    FilePatch {
+        file: "ale/emucore/System.cxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "  myPageAccessTable[page] = access;\n",
+            text: "#include \"cpu/system_page.inc\"\n",
         }],
     },
     // The instruction loop skips the iterations of timer wait loops (`LDA INTIM; BNE *-3`) whose reads
