@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 13] = [
+pub const PATCHES: [FilePatch; 16] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -120,6 +120,44 @@ pub const PATCHES: [FilePatch; 13] = [
             text: "#include \"tia/background_span.inc\"\n",
         }],
     },
+    // Writes to PF0-PF2, GRP0, GRP1, ENAM0, ENAM1 and ENABL that change nothing skip TIA::poke's
+    // updateFrame and case, and leave the frame to be drawn by the next update that comes first
+    // (src/ffi/tia/unchanged_writes.inc, pending_clock.inc and draw_pending.inc say how and why).
+    FilePatch {
+        file: "ale/emucore/TIA.hxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "    uint8_t myEnabledObjects;\n",
+            text: "#include \"tia/pending_clock.inc\"\n",
+        }],
+    },
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "  // Update frame to current CPU cycle before we make any changes!\n",
+                text: "#include \"tia/unchanged_writes.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "  updateFrame(mySystem->cycles() * 3);\n",
+                text: "#include \"tia/peek_pending.inc\"\n",
+            },
+            Edit::InsertAfter { anchor: "void TIA::update()\n{\n", text: "#include \"tia/draw_pending.inc\"\n" },
+            Edit::InsertAfter {
+                anchor: "  mySystem->m6502().execute(25000);\n",
+                text: "#include \"tia/draw_pending.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "bool TIA::save(Serializer& out)\n{\n",
+                text: "#include \"tia/draw_pending.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "bool TIA::load(Deserializer& in)\n{\n",
+                text: "#include \"tia/draw_pending.inc\"\n",
+            },
+        ],
+    },
     // updateFrame inlined into its callers by clang too, as GCC does (src/ffi/tia/update_frame_inline.inc).
     FilePatch {
         file: "ale/emucore/TIA.cxx",
@@ -184,6 +222,16 @@ pub const PATCHES: [FilePatch; 13] = [
         edits: &[Edit::InsertAfter {
             anchor: "    bool myDataBusLocked;\n",
             text: "#include \"cpu/system_friend.inc\"\n",
+        }],
+    },
+    // ...and keeps a table of each page's direct read base less the page's address, which
+    // setPageAccess keeps in step (src/ffi/cpu/system_page.inc).
+    FilePatch {
+        file: "ale/emucore/System.cxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "  myPageAccessTable[page] = access;\n",
+            text: "#include \"cpu/system_page.inc\"\n",
         }],
     },
     // The instruction loop skips the iterations of timer wait loops (`LDA INTIM; BNE *-3`) whose reads
