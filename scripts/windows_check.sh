@@ -95,7 +95,7 @@ if (($# == 0)); then
         tests/atari/test_ale_parity.py \
         tests/atari/test_atari_vector_parity.py::test_matches_ale_py_vector_env \
         tests/atari/test_atari_vector_parity.py::test_async_batches_match_ale_py_per_env \
-        tests/process/test_spawned_workers.py -k "not matches_async or box-AutoresetMode.NEXT or discrete-AutoresetMode.SAME or dict-AutoresetMode.DISABLED" \
+        tests/process/test_spawned_workers.py \
         tests/process/test_channel.py \
         tests/process/test_multi_agent.py::test_departing_agents_match_stepping_by_hand \
         tests/process/test_multi_agent.py::test_pool_mode_returns_whole_envs_with_their_ids \
