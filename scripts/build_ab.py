@@ -56,7 +56,7 @@ _CHILD = """
 import json, sys, time
 sys.path.insert(0, {path!r})
 import torchwm
-from torchwm.benchmarks.timing import steps_per_second
+from torchwm.benchmarks.core.timing import steps_per_second
 assert torchwm.__file__.startswith({path!r}), torchwm.__file__
 policy = (lambda obs: time.sleep({policy_ms} / 1000)) if {policy_ms} else None
 env = torchwm.AtariVectorEnv({game!r}, {num_envs}, num_threads={num_threads}, batch_size={batch_size})

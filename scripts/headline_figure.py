@@ -4,7 +4,7 @@ results committed in docs/, and the figures the README's "Speed" section quotes 
     python scripts/headline_figure.py                 # writes docs/headline.png, prints the figures
     python scripts/headline_figure.py --figures-only  # prints the figures (no matplotlib needed)
 
-The panels reuse the bench's own plotting (``torchwm.benchmarks.atari_report`` and ``process_report``),
+The panels reuse the bench's own plotting (``torchwm.benchmarks.atari.report`` and ``process_report``),
 so the picture reads like ``torchwm bench``'s plots. To show newer results, commit the new ``torchwm
 bench --out`` JSON under docs/, point ``SOURCES`` at it with its machine and date, rerun this script,
 and paste the figures it prints into the README (tests/tools/test_docs_figures.py checks them).
@@ -96,8 +96,8 @@ def figures(root: Path = ROOT) -> dict[str, str]:
 
 
 def _atari_panel(ax: Any, name: str, mode: str, title: str) -> None:
-    from torchwm.benchmarks.atari_bench import AtariResult
-    from torchwm.benchmarks.atari_report import _draw_panel
+    from torchwm.benchmarks.atari.measure import AtariResult
+    from torchwm.benchmarks.atari.report import _draw_panel
 
     fields = AtariResult.__dataclass_fields__
     _draw_panel(ax, [AtariResult(**{k: v for k, v in r.items() if k in fields}) for r in atari_rows(name, mode)])
@@ -107,7 +107,7 @@ def _atari_panel(ax: Any, name: str, mode: str, title: str) -> None:
 
 
 def _process_panel(ax: Any, case: str) -> None:
-    from torchwm.benchmarks.process_report import _panel
+    from torchwm.benchmarks.process.report import _panel
 
     report = load("process_2core")["process"]
     _panel(ax, [r for r in report["rows"] if r["case"] == case and r["steps_per_s"]], case, report)

@@ -17,7 +17,8 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from torchwm.benchmarks import atari_bench, batch_stalls
+from torchwm.benchmarks.atari import measure as atari_bench
+from torchwm.benchmarks.atari import stalls as batch_stalls
 
 BACKENDS = ("torchwm", "ale_py", "envpool")
 

@@ -16,7 +16,6 @@ from typing import Any
 
 from torchwm.atari import AtariEnvState, AtariVectorEnv, VectorAtariEnv, make_atari_vector_env
 from torchwm.atari.registration import register_atari_envs
-from torchwm.benchmarks.autotune import TuneResult, autotune
 from torchwm.envs import make_env
 from torchwm.errors import (
     AleError,
@@ -33,6 +32,7 @@ from torchwm.errors import (
     WorkerError,
 )
 from torchwm.process import TorchVectorizedEnv
+from torchwm.process.autotune import TuneResult, autotune
 from torchwm.recording import Recorder, record
 
 try:

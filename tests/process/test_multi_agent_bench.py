@@ -1,14 +1,11 @@
-"""The multi-agent bench (torchwm.benchmarks.process_multi_agent): the grid every backend runs, each
+"""The multi-agent bench (torchwm.benchmarks.multi_agent.grid): the grid every backend runs, each
 judged at its best configuration, the ratio's spread over rounds and the env's bounds."""
 
 from __future__ import annotations
 
-import dataclasses
-import os
-
 import pytest
 
-from torchwm.benchmarks import process_multi_agent as bench
+from torchwm.benchmarks.multi_agent import grid as bench
 
 
 def test_every_backend_runs_the_same_grid(monkeypatch):
@@ -58,7 +55,7 @@ def test_pool_mode_for_the_backends_that_have_one_half_the_workers_and_one_worke
     ]
     assert [bench.config_name(4, 2, p) for p in (0, 2, 1)] == ["4x2", "4x2 pool", "4x2 pool1"]
     assert bench.config_name(2, 2, 1) == "2x2 pool"  # one worker is half of two
-    from torchwm.benchmarks.multi_agent_final import parse_config
+    from torchwm.benchmarks.multi_agent.final import parse_config
 
     for workers, pool in ((4, 0), (4, 2), (4, 1), (2, 1), (6, 3), (6, 1)):
         assert parse_config(bench.config_name(workers, 2, pool)) == (workers, 2, pool)
@@ -110,30 +107,8 @@ def test_torchwm_and_supersuit_step_the_case_and_the_env_alone_is_timed():
         assert cpu_ms is None or cpu_ms > 0
 
 
-def test_the_cost_breakdown_measures_the_env_inside_the_workers():
-    pytest.importorskip("mpe2")
-    from torchwm.benchmarks import multi_agent_costs
-
-    spread = multi_agent_costs.step_spread("simple_spread", steps=50, workers=2)
-    assert spread["mean_ms"] > 0 and spread["std_ms"] >= 0
-    assert spread["barrier"] >= 1.0  # the slower of two steps is never faster than one on average
-    for pool, copy in ((0, True), (1, True), (1, False)):
-        measured = multi_agent_costs.time_in_env("simple_spread", 2, 2, pool, seconds=0.3, copy=copy)
-        assert measured.rows_per_s > 0
-        assert 0.0 < measured.share_in_env_step <= 1.0
-        assert measured.caller_cpu_ms_per_row > 0 and measured.env_step_cpu_ms_per_row > 0
-        # /proc counts in clock ticks: over 0.3 s the workers' CPU time is coarse, the env's (a thread
-        # clock) is not, so the two are only compared in the line below, never to each other here.
-        assert measured.workers_cpu_ms_per_row is not None and measured.workers_cpu_ms_per_row > 0
-        assert measured.cores_busy is not None and 0.0 < measured.cores_busy <= os.cpu_count() + 0.5
-        line = measured.line("2x2")
-        assert line.startswith("torchwm 2x2: ") and "of which the env's step" in line and "cores busy" in line
-    unreadable = dataclasses.replace(measured, workers_cpu_ms_per_row=None, cores_busy=None)
-    assert "not readable here" in unreadable.line("2x2")
-
-
 def test_the_final_measures_the_two_best_in_adjacent_pairs_of_alternating_order():
-    from torchwm.benchmarks import multi_agent_final as final
+    from torchwm.benchmarks.multi_agent import final
 
     best = {
         "torchwm": {"workers_envs": "2x2 pool", "median": 150.0},
@@ -164,7 +139,7 @@ def test_the_final_measures_the_two_best_in_adjacent_pairs_of_alternating_order(
 
 
 def test_the_final_adds_pairs_until_the_ratio_settles_and_stops_at_most():
-    from torchwm.benchmarks import multi_agent_final as final
+    from torchwm.benchmarks.multi_agent import final
 
     best = {"torchwm": {"workers_envs": "2x2", "median": 2.0}, "supersuit": {"workers_envs": "1x1", "median": 1.0}}
     steady = final.run_final(best, lambda b, w, e, p: 2.0 if b == "torchwm" else 1.0, 1.3, 0.1, least=3, most=10)

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import torchwm
-from torchwm.benchmarks import batch_stalls
-from torchwm.benchmarks.policies import CpuMlp, make_policy
+from torchwm.benchmarks.atari import stalls as batch_stalls
+from torchwm.benchmarks.core.policies import CpuMlp, make_policy
 
 PACKAGE_ROOT = str(Path(torchwm.__file__).resolve().parent.parent)
 # The A/B tool is a developer's script (scripts/build_ab.py), not part of the package.
@@ -76,23 +76,6 @@ def test_bench_scaling_writes_json_plot_and_efficiency(tmp_path, capsys):
     assert all(r["torchwm_x"] for r in rows if r["backend"] == "ale_py")
     assert "frames/s =" in capsys.readouterr().out
     assert (tmp_path / "atari_scaling.png").stat().st_size > 0
-
-
-def test_reset_cost_times_resets_of_both_backends():
-    from torchwm.benchmarks import reset_cost
-
-    for backend in ("torchwm", "ale_py"):
-        micros, frames = reset_cost.measure(backend, "pong", resets=3)
-        assert micros > 0 and frames >= 0, backend
-
-
-def test_mixed_pool_compares_a_pool_with_its_games_alone(capsys):
-    from torchwm.benchmarks import mixed_pool
-
-    mixed_pool.main(["--games", "pong", "breakout", "--num-envs", "2", "--seconds", "0.2", "--rounds", "1"])
-    out = capsys.readouterr().out
-    for row in ("| pong alone |", "| breakout alone |", "| pool of pong, breakout |", "pool / harmonic mean"):
-        assert row in out, row
 
 
 def test_every_cli_option_has_help_and_the_top_help_names_every_subcommand(capsys):

@@ -10,10 +10,13 @@ import numpy as np
 import pytest
 
 import torchwm
-from torchwm.benchmarks import process_backends, process_bench, process_envs, process_report
-from torchwm.benchmarks.autotune import candidate_shapes, load_factory
-from torchwm.benchmarks.process_backends import Shape, Unavailable
+from torchwm.benchmarks.process import bench as process_bench
+from torchwm.benchmarks.process import envs as process_envs
+from torchwm.benchmarks.process import report as process_report
+from torchwm.benchmarks.process import steppers as process_backends
+from torchwm.benchmarks.process.steppers import Shape, Unavailable
 from torchwm.errors import InvalidArgumentError
+from torchwm.process.autotune import candidate_shapes, load_factory
 
 PUFFERLIB_MISSING = process_backends.pufferlib_missing()
 
@@ -219,13 +222,13 @@ def test_autotune_candidates_and_bad_arguments():
 
 
 def test_load_factory_takes_module_colon_function():
-    assert load_factory("torchwm.benchmarks.process_envs:numpy_cartpole") is process_envs.numpy_cartpole
-    assert load_factory("torchwm.benchmarks.process_envs:NumpyCartPole") is process_envs.NumpyCartPole
+    assert load_factory("torchwm.benchmarks.process.envs:numpy_cartpole") is process_envs.numpy_cartpole
+    assert load_factory("torchwm.benchmarks.process.envs:NumpyCartPole") is process_envs.NumpyCartPole
     for bad, message in [("no_colon", "module:function"), ("torchwm:nothing_here", "no attribute")]:
         with pytest.raises(InvalidArgumentError, match=message):
             load_factory(bad)
     with pytest.raises(InvalidArgumentError, match="not callable"):
-        load_factory("torchwm.benchmarks.process_envs:NUMPY_WORK")
+        load_factory("torchwm.benchmarks.process.envs:NUMPY_WORK")
 
 
 def test_bench_cli_process_quick_and_tune(tmp_path, capsys):
@@ -238,7 +241,7 @@ def test_bench_cli_process_quick_and_tune(tmp_path, capsys):
     assert {r["backend"] for r in report["rows"]} == {"torchwm", "gym_sync"}
     assert report["settings"]["policy_ms"] == 0.0 and (out / "process_bench.png").stat().st_size > 0
     assert "targets:" in capsys.readouterr().out
-    factory = "torchwm.benchmarks.process_envs:cartpole"
+    factory = "torchwm.benchmarks.process.envs:cartpole"
     argv = ["bench", "--suite", "process", "--tune", "--quick", "--factory", factory, "--num-envs", "2"]
     assert cli.main([*argv, "--max-workers", "2", "--policy-ms", "0.1", "--out", str(out)]) == 0
     tune = json.loads((out / "tune.json").read_text())
@@ -255,7 +258,7 @@ def test_process_overhead_reports_per_batch_costs(capsys):
     """The per-batch breakdown tool runs and reports wall and CPU time for each shape asked."""
     import json
 
-    from torchwm.benchmarks import process_overhead
+    from torchwm.benchmarks.process import overhead as process_overhead
 
     process_overhead.main(["--workers-envs", "1x2,2x1", "--batches", "50", "--repeats", "2", "--env", "cartpole"])
     lines = capsys.readouterr().out.splitlines()

@@ -9,13 +9,16 @@ from math import comb
 
 import pytest
 
-from torchwm.benchmarks import cpu_time, process_bench, process_overhead, process_report
-from torchwm.benchmarks.batch_cost import BatchCost, net_of_envs
-from torchwm.benchmarks.cpu_time import CpuSnapshot
-from torchwm.benchmarks.process_backends import Sample, Shape
-from torchwm.benchmarks.process_rounds import Config, Measured, measure_adaptively
-from torchwm.benchmarks.process_summary import summarize, unsettled
-from torchwm.benchmarks.round_spread import median_interval, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.core import cpu_time
+from torchwm.benchmarks.core.batch_cost import BatchCost, net_of_envs
+from torchwm.benchmarks.core.cpu_time import CpuSnapshot
+from torchwm.benchmarks.core.round_spread import median_interval, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.process import bench as process_bench
+from torchwm.benchmarks.process import overhead as process_overhead
+from torchwm.benchmarks.process import report as process_report
+from torchwm.benchmarks.process.rounds import Config, Measured, measure_adaptively
+from torchwm.benchmarks.process.steppers import Sample, Shape
+from torchwm.benchmarks.process.summary import summarize, unsettled
 
 
 def _coverage(n: int, k: int) -> float:
@@ -168,7 +171,7 @@ def test_cpu_readings_come_from_one_function():
 
 
 def test_transport_cost_compares_each_pair_and_keeps_the_ratios_range():
-    from torchwm.benchmarks import transport_cost
+    from torchwm.benchmarks.process import transport_cost
 
     def row(wall, parent, worker):
         return {"wall_us": wall, "parent_cpu_us": parent, "worker_cpu_us": worker}

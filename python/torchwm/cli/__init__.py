@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "bench":
         args.num_envs_given = args.num_envs  # --tune's, before the Atari suite's defaults below
-        from torchwm.benchmarks.atari_report import SCALING_ENVS, SCALING_GAMES
+        from torchwm.benchmarks.atari.report import SCALING_ENVS, SCALING_GAMES
 
         scaling = args.scaling
         args.game = args.game or (SCALING_GAMES if scaling else ["breakout"])

@@ -14,7 +14,7 @@ __all__ = ["add_parser", "bench", "soak"]
 
 def soak(args: argparse.Namespace) -> int:
     """Long run and create/close loops watching memory, threads, fds, processes, /dev/shm; JSON report."""
-    from torchwm.benchmarks.soak import leak_summary, run_soak
+    from torchwm.benchmarks.soak.run import leak_summary, run_soak
 
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -48,7 +48,7 @@ def soak(args: argparse.Namespace) -> int:
 
 
 def _machine() -> dict[str, Any]:
-    from torchwm.benchmarks.atari_bench import cpu_count
+    from torchwm.benchmarks.atari.measure import cpu_count
 
     return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
 
@@ -57,7 +57,9 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
     """TorchVectorizedEnv against PufferLib and gymnasium's: the sweep's table, summary and plot."""
     from tqdm import tqdm
 
-    from torchwm.benchmarks import process_backends, process_bench, process_report
+    from torchwm.benchmarks.process import bench as process_bench
+    from torchwm.benchmarks.process import report as process_report
+    from torchwm.benchmarks.process import steppers as process_backends
 
     backends = [b for b in args.backends or process_backends.DEFAULT_BACKENDS if b in process_backends.BACKENDS]
     if not backends:
@@ -92,7 +94,7 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
     if png is not None:
         print(f"plot: {png}")
     if "torchwm" in backends and sys.platform.startswith("linux"):
-        from torchwm.benchmarks import transport_cost
+        from torchwm.benchmarks.process import transport_cost
 
         # The portable transport (macOS's) beside Linux's, in child processes on each column.
         pairs, batches = (1, 1000) if args.quick else (5, 5000)
@@ -103,7 +105,7 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
 
 def tune(args: argparse.Namespace) -> int:
     """``--tune``: autotune for a factory given as module:function; prints the table, writes tune.json."""
-    from torchwm.benchmarks.autotune import autotune, load_factory
+    from torchwm.process.autotune import autotune, load_factory
 
     factory = load_factory(args.factory)
     given = getattr(args, "num_envs_given", args.num_envs)
@@ -132,8 +134,8 @@ def tune(args: argparse.Namespace) -> int:
 
 def _stalls(args: argparse.Namespace, backends: list[str]) -> list[dict[str, Any]]:
     """``--stalls``: how much longer a batch that carries a reset takes, per backend, sync and async."""
-    from torchwm.benchmarks import atari_report
-    from torchwm.benchmarks.batch_stalls import stall_rows
+    from torchwm.benchmarks.atari import report as atari_report
+    from torchwm.benchmarks.atari.stalls import stall_rows
 
     rows = stall_rows(
         args.game, args.num_envs, backends, args.policy, args.policy_ms, args.seconds, max(1, args.repeats)
@@ -154,7 +156,9 @@ def bench(args: argparse.Namespace) -> int:
         return tune(args)
     from tqdm import tqdm
 
-    from torchwm.benchmarks import atari_bench, atari_report, process_backends
+    from torchwm.benchmarks.atari import measure as atari_bench
+    from torchwm.benchmarks.atari import report as atari_report
+    from torchwm.benchmarks.process import steppers as process_backends
 
     # --policy-ms: the process suite's caller time (default none); the Atari suite's async test (default 1 ms).
     process_policy_ms = args.policy_ms or 0.0
@@ -226,7 +230,7 @@ def _add_process_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--factory",
-        default="torchwm.benchmarks.process_envs:cartpole",
+        default="torchwm.benchmarks.process.envs:cartpole",
         help="--tune: the env factory as module:function (the current directory is importable; default: CartPole)",
     )
     p.add_argument("--max-workers", type=int, default=None, help="--tune: most worker processes tried (default: cores)")

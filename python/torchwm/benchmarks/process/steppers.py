@@ -15,7 +15,7 @@ batch: ``step`` in sync mode, ``send`` + ``recv`` in pool mode), ``close``.
   (one process per env for Async); no pool mode.
 
 A backend that cannot run here raises :class:`Unavailable` with the reason, which the reports show.
-Each timed run also gives what a batch cost (:class:`~torchwm.benchmarks.batch_cost.BatchCost`): wall
+Each timed run also gives what a batch cost (:class:`~torchwm.benchmarks.core.batch_cost.BatchCost`): wall
 time, the caller's CPU time and its workers' (``Stepper.worker_pids``).
 """
 
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from torchwm.benchmarks.batch_cost import BatchCost
-from torchwm.benchmarks.cpu_time import CpuSnapshot
+from torchwm.benchmarks.core.batch_cost import BatchCost
+from torchwm.benchmarks.core.cpu_time import CpuSnapshot
 
 BACKENDS = ("torchwm", "pufferlib", "pufferlib_async", "gym_sync", "gym_async")
 DEFAULT_BACKENDS = ("torchwm", "pufferlib", "gym_sync", "gym_async")

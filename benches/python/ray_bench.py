@@ -1,6 +1,6 @@
 """Ray backend throughput against the local process backend on one machine, side by side in one run.
 
-``python -m torchwm.benchmarks.ray_bench [--seconds S] [--rounds R] [--address ADDR]``: the same envs,
+``python benches/python/ray_bench.py [--seconds S] [--rounds R] [--address ADDR]``: the same envs,
 workers and envs per worker under ``TorchVectorizedEnv`` (local processes, shared memory) and
 ``RayVectorEnv`` (Ray actors, object store), interleaved round by round so a change of load on the
 machine hits both alike. Rows give median steps/s and ``ray_x``: the median over rounds of Ray's rate
@@ -20,8 +20,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from torchwm.benchmarks.process_bench import BusyEnv
-from torchwm.benchmarks.timing import steps_per_second
+from torchwm.benchmarks.core.timing import steps_per_second
+from torchwm.benchmarks.process.bench import BusyEnv
 
 
 def _cartpole() -> gym.Env:

@@ -1,7 +1,7 @@
 """How long a vector env's batch takes when one of its envs resets, against batches without a reset,
 for torchwm, ale_py and EnvPool side by side, with the caller's policy between steps.
 
-    python -m torchwm.benchmarks.batch_stalls --game breakout --num-envs 16 --batch-size 16 \\
+    python -m torchwm.benchmarks.atari.stalls --game breakout --num-envs 16 --batch-size 16 \\
         --backends torchwm ale_py envpool --policy sleep --policy-ms 1 --rounds 3
 
 In next-step autoreset mode an env whose episode ended resets on its next step, so a batch "has a
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.atari_bench import BACKENDS, available_backends
-from torchwm.benchmarks.policies import KINDS, Policy, make_policy
+from torchwm.benchmarks.atari.measure import BACKENDS, available_backends
+from torchwm.benchmarks.core.policies import KINDS, Policy, make_policy
 
 
 @dataclass

@@ -9,7 +9,7 @@
   and, of the workers', the env's own ``step`` (CPU time of the worker's thread inside it); and how
   many cores were busy. What a row costs beyond the env's step is all the vectorizer can save.
 
-``python -m torchwm.benchmarks.multi_agent_costs --case pistonball --workers-envs 2x2``
+``python benches/python/multi_agent_costs.py --case pistonball --workers-envs 2x2``
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.cpu_time import CpuSnapshot
-from torchwm.benchmarks.process_multi_agent import MA_CASES, agent_count, config_name, env_ms_per_row, pool_sizes
+from torchwm.benchmarks.core.cpu_time import CpuSnapshot
+from torchwm.benchmarks.multi_agent.grid import MA_CASES, agent_count, config_name, env_ms_per_row, pool_sizes
 
 __all__ = ["RowCosts", "step_spread", "time_in_env"]
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from torchwm import _core, _platform
 from torchwm.atari.roms import rom_path
-from torchwm.benchmarks.policies import describe, make_policy
-from torchwm.benchmarks.timing import steps_per_second
+from torchwm.benchmarks.core.policies import describe, make_policy
+from torchwm.benchmarks.core.timing import steps_per_second
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torchwm.benchmarks.round_spread import ratio_spread, settled
+from torchwm.benchmarks.core.round_spread import ratio_spread, settled
 
 __all__ = ["FINAL_LEAST", "FINAL_MOST", "final_line", "parse_config", "run_final"]
 

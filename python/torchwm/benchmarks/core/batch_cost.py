@@ -1,11 +1,11 @@
-"""What one batch costs, from two :class:`~torchwm.benchmarks.cpu_time.CpuSnapshot` around a timed loop:
+"""What one batch costs, from two :class:`~torchwm.benchmarks.core.cpu_time.CpuSnapshot` around a timed loop:
 wall time, the caller's (parent's) CPU time and the workers' CPU time, in microseconds per batch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from torchwm.benchmarks.cpu_time import CpuSnapshot
+from torchwm.benchmarks.core.cpu_time import CpuSnapshot
 
 __all__ = ["BatchCost", "net_of_envs"]
 

@@ -1,7 +1,7 @@
 """A mixed pool's speed against its games alone: steps/s of ``AtariVectorEnv([g1, g2, ...], n)`` and of
 ``AtariVectorEnv(g, n, full_action_space=True)`` for each game, interleaved round by round.
 
-    python -m torchwm.benchmarks.mixed_pool --games pong breakout space_invaders ms_pacman --num-envs 8
+    python benches/python/mixed_pool.py --games pong breakout space_invaders ms_pacman --num-envs 8
 
 A pool of k games in n envs runs n/k envs of each game, so what it should cost is the mean of its games'
 *time per step*: the expected rate is the harmonic mean of the games' rates alone. The ratio printed is
@@ -14,7 +14,7 @@ import argparse
 import statistics
 
 import torchwm
-from torchwm.benchmarks.timing import steps_per_second
+from torchwm.benchmarks.core.timing import steps_per_second
 
 
 def rate(game: str | list[str], num_envs: int, seconds: float) -> float:

@@ -39,11 +39,11 @@ from typing import Any
 import numpy as np
 
 from torchwm import _platform
-from torchwm.benchmarks import round_spread
-from torchwm.benchmarks.cpu_time import cpu_source
-from torchwm.benchmarks.multi_agent_final import final_line, run_final
-from torchwm.benchmarks.process_backends import Unavailable, pufferlib_missing
-from torchwm.benchmarks.round_spread import RATIO_SPREAD, settled
+from torchwm.benchmarks.core import round_spread
+from torchwm.benchmarks.core.cpu_time import cpu_source
+from torchwm.benchmarks.core.round_spread import RATIO_SPREAD, settled
+from torchwm.benchmarks.multi_agent.final import final_line, run_final
+from torchwm.benchmarks.process.steppers import Unavailable, pufferlib_missing
 
 __all__ = ["MA_BACKENDS", "MA_CASES", "configs", "run_multi_agent", "summary_lines"]
 

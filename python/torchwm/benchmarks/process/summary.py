@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from torchwm.benchmarks.process_backends import BACKENDS, POOL_BACKENDS
-from torchwm.benchmarks.round_spread import RATIO_SPREAD, RatioSpread, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.core.round_spread import RATIO_SPREAD, RatioSpread, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.process.steppers import BACKENDS, POOL_BACKENDS
 
 __all__ = ["RATIO_SPREAD", "summarize", "unsettled"]
 

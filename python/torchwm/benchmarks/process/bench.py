@@ -20,9 +20,13 @@ from typing import Any
 import numpy as np
 
 from torchwm import _platform
-from torchwm.benchmarks import process_envs
-from torchwm.benchmarks.cpu_time import cpu_source
-from torchwm.benchmarks.process_backends import (
+from torchwm.benchmarks.core.cpu_time import cpu_source
+from torchwm.benchmarks.core.round_spread import paired_ratios
+from torchwm.benchmarks.multi_agent.grid import MA_CASES, run_multi_agent
+from torchwm.benchmarks.process import envs as process_envs
+from torchwm.benchmarks.process.envs import BusyEnv
+from torchwm.benchmarks.process.rounds import Config, Measured, measure_adaptively, measure_round
+from torchwm.benchmarks.process.steppers import (
     DEFAULT_BACKENDS,
     POOL_BACKENDS,
     POOL_ONLY_BACKENDS,
@@ -30,11 +34,7 @@ from torchwm.benchmarks.process_backends import (
     caller_work,
     sync_and_pool,
 )
-from torchwm.benchmarks.process_envs import BusyEnv
-from torchwm.benchmarks.process_multi_agent import MA_CASES, run_multi_agent
-from torchwm.benchmarks.process_rounds import Config, Measured, measure_adaptively, measure_round
-from torchwm.benchmarks.process_summary import RATIO_SPREAD, summarize, unsettled
-from torchwm.benchmarks.round_spread import paired_ratios
+from torchwm.benchmarks.process.summary import RATIO_SPREAD, summarize, unsettled
 
 __all__ = [
     "CASES",

@@ -1,6 +1,6 @@
 """What one env's reset costs, per game: emulator frames and microseconds, torchwm against ale_py.
 
-    python -m torchwm.benchmarks.reset_cost --games breakout pong space_invaders ms_pacman seaquest
+    python benches/python/reset_cost.py --games breakout pong space_invaders ms_pacman seaquest
 
 A reset is ALE's ``reset_game`` (its own no-op frames and soft resets), the fire press and up to
 ``noop_max`` no-op frames, then the first observation. Each backend resets one env ``--resets`` times
@@ -16,7 +16,7 @@ import statistics
 import time
 from typing import Any
 
-from torchwm.benchmarks.atari_bench import BACKENDS
+from torchwm.benchmarks.atari.measure import BACKENDS
 
 
 def measure(backend: str, game: str, resets: int) -> tuple[float, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from torchwm.benchmarks.atari_report import format_table
+from torchwm.benchmarks.atari.report import format_table
 
 TABLE_COLUMNS = [
     "case",
@@ -141,7 +141,7 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                 f"  {'met    ' if t['met'] else 'NOT met'} {t['target']} = {t['ratio']:.2f}x (goal {t['goal']}x)"
             )
     if report.get("multi_agent"):
-        from torchwm.benchmarks.process_multi_agent import summary_lines as multi_agent_lines
+        from torchwm.benchmarks.multi_agent.grid import summary_lines as multi_agent_lines
 
         lines += multi_agent_lines(report["multi_agent"])
     return lines

@@ -1,5 +1,5 @@
 """What the portable transport (macOS's column of the platform seam) costs against Linux's, measured
-on Linux: ``python -m torchwm.benchmarks.transport_cost``.
+on Linux: ``python -m torchwm.benchmarks.process.transport_cost``.
 
 Runs ``process_overhead`` at each shape in child processes, alternately with ``TORCHWM_PORTABLE=0``
 and ``=1`` (a process's column is fixed once it asks), ``--pairs`` times, and reports each column's
@@ -26,7 +26,7 @@ FIGURES = ("wall_us", "parent_cpu_us", "worker_cpu_us")
 
 def measure_column(column: str, shape: str, env: str, batches: int) -> dict[str, Any]:
     """One ``process_overhead`` row at ``shape``, in a child process on ``column``."""
-    command = [sys.executable, "-m", "torchwm.benchmarks.process_overhead", "--workers-envs", shape]
+    command = [sys.executable, "-m", "torchwm.benchmarks.process.overhead", "--workers-envs", shape]
     command += ["--env", env, "--batches", str(batches), "--repeats", "1"]
     environment = dict(os.environ, TORCHWM_PORTABLE=COLUMNS[column])
     done = subprocess.run(command, env=environment, capture_output=True, text=True, check=True)

@@ -2,7 +2,7 @@
 (a rollout with a CNN forward pass per step, then an update of a few epochs), the backends taking
 turns, the order alternating every round (whichever goes first after start-up pays torch's warm-up).
 
-    python -m torchwm.benchmarks.learner_interplay --rounds 12 --backends torchwm ale_py
+    python benches/python/learner_interplay.py --rounds 12 --backends torchwm ale_py
 
 Prints each backend's rollout and update seconds per round and their medians. Needs torch.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.atari_bench import BACKENDS
+from torchwm.benchmarks.atari.measure import BACKENDS
 
 
 def _nature_cnn(num_actions: int) -> Any:

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process_backends import Shape, caller_work, measure
-from torchwm.benchmarks.process_bench import cpu_count
+from torchwm.benchmarks.process.bench import cpu_count
+from torchwm.benchmarks.process.steppers import Shape, caller_work, measure
 from torchwm.errors import InvalidArgumentError
 
 __all__ = ["TuneResult", "autotune", "candidate_shapes", "load_factory"]
@@ -48,7 +48,7 @@ class TuneResult:
     skipped: list[str]
 
     def format_table(self) -> str:
-        from torchwm.benchmarks.atari_report import format_table
+        from torchwm.benchmarks.atari.report import format_table
 
         rows = [
             {**row, "steps_per_s": f"{row['steps_per_s']:,}", "relative": f"{row['relative']:.2f}"}

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process_backends import Sample, Shape, Unavailable, measure_sample
+from torchwm.benchmarks.process.steppers import Sample, Shape, Unavailable, measure_sample
 
 __all__ = ["Config", "Measured", "measure_adaptively", "measure_round"]
 

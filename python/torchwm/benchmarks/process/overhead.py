@@ -1,4 +1,4 @@
-"""Where a batch of the process vectorizer goes: ``python -m torchwm.benchmarks.process_overhead``.
+"""Where a batch of the process vectorizer goes: ``python -m torchwm.benchmarks.process.overhead``.
 
 Steps ``TorchVectorizedEnv`` at each ``WORKERSxENVS`` shape over envs that do nothing (``--env noop``,
 :class:`NoopEnv`: all of a batch is the vectorizer's own cost) or CartPole (``--env cartpole``), and
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from torchwm import _platform
-from torchwm.benchmarks import process_envs
-from torchwm.benchmarks.batch_cost import BatchCost, net_of_envs
-from torchwm.benchmarks.cpu_time import CpuSnapshot, cpu_source
+from torchwm.benchmarks.core.batch_cost import BatchCost, net_of_envs
+from torchwm.benchmarks.core.cpu_time import CpuSnapshot, cpu_source
+from torchwm.benchmarks.process import envs as process_envs
 from torchwm.process import TorchVectorizedEnv
 
 TARGET_US = 100.0  # the vectorizer's overhead per batch, microseconds of CPU: parent, and each worker

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from torchwm.benchmarks.atari_bench import AtariResult, Point, measure_points, point_label, summarize, sweep_points
+from torchwm.benchmarks.atari.measure import AtariResult, Point, measure_points, point_label, summarize, sweep_points
 
 SCALING_ENVS = [16, 32, 64, 128, 256]
 SCALING_GAMES = ["breakout", "pong"]
