@@ -4,7 +4,7 @@ results committed in docs/, and the figures the README's "Speed" section quotes 
     python scripts/headline_figure.py                 # writes docs/headline.png, prints the figures
     python scripts/headline_figure.py --figures-only  # prints the figures (no matplotlib needed)
 
-The panels reuse the bench's own plotting (``torchwm.benchmarks.atari.report`` and ``process_report``),
+The panels reuse the bench's own plotting (``torchwm.benchmarks.atari.report`` and ``torchwm.benchmarks.process.report``),
 so the picture reads like ``torchwm bench``'s plots. To show newer results, commit the new ``torchwm
 bench --out`` JSON under docs/, point ``SOURCES`` at it with its machine and date, rerun this script,
 and paste the figures it prints into the README (tests/tools/test_docs_figures.py checks them).

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.atari.measure import BACKENDS
+from torchwm.benchmarks.atari.backends import BACKENDS
 
 
 def _nature_cnn(num_actions: int) -> Any:

@@ -1,4 +1,4 @@
-"""Where a multi-agent case's time goes, beside the side by side (``process_multi_agent``):
+"""Where a multi-agent case's time goes, beside the side by side (``torchwm.benchmarks.multi_agent``):
 
 - ``step_spread``: one env's step times (mean, standard deviation) and what a synchronous batch over
   ``workers`` workers loses waiting for the slowest: E[max of ``workers`` steps] / E[one step], from
@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from torchwm.benchmarks.core.cpu_time import CpuSnapshot
-from torchwm.benchmarks.multi_agent.grid import MA_CASES, agent_count, config_name, env_ms_per_row, pool_sizes
+from torchwm.benchmarks.multi_agent.cases import MA_CASES, agent_count, config_name, pool_sizes
+from torchwm.benchmarks.multi_agent.env_alone import env_ms_per_row
 
 __all__ = ["RowCosts", "step_spread", "time_in_env"]
 

@@ -21,7 +21,7 @@ import gymnasium as gym
 import numpy as np
 
 from torchwm.benchmarks.core.timing import steps_per_second
-from torchwm.benchmarks.process.bench import BusyEnv
+from torchwm.benchmarks.process.envs import BusyEnv
 
 
 def _cartpole() -> gym.Env:

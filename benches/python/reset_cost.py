@@ -16,7 +16,7 @@ import statistics
 import time
 from typing import Any
 
-from torchwm.benchmarks.atari.measure import BACKENDS
+from torchwm.benchmarks.atari.backends import BACKENDS
 
 
 def measure(backend: str, game: str, resets: int) -> tuple[float, float]:

@@ -10,22 +10,26 @@ import numpy as np
 import pytest
 
 import torchwm
+from torchwm.benchmarks.core import policies
+from torchwm.benchmarks.core.unavailable import Unavailable, pufferlib_missing
 from torchwm.benchmarks.process import bench as process_bench
 from torchwm.benchmarks.process import envs as process_envs
 from torchwm.benchmarks.process import report as process_report
-from torchwm.benchmarks.process import steppers as process_backends
-from torchwm.benchmarks.process.steppers import Shape, Unavailable
+from torchwm.benchmarks.process import sampling, shapes, steppers
+from torchwm.benchmarks.process.shapes import Shape
+from torchwm.benchmarks.process.summary import summarize
+from torchwm.benchmarks.process.targets import target_checks
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.autotune import candidate_shapes, load_factory
 
-PUFFERLIB_MISSING = process_backends.pufferlib_missing()
+PUFFERLIB_MISSING = pufferlib_missing()
 
 
 def test_workers_envs_parse_and_default_to_the_core_count():
-    assert process_backends.parse_workers_envs("1x32, 2x16,4x8") == [(1, 32), (2, 16), (4, 8)]
+    assert shapes.parse_workers_envs("1x32, 2x16,4x8") == [(1, 32), (2, 16), (4, 8)]
     for bad in ("2by16", "0x4", "2x", "x3"):
         with pytest.raises(ValueError, match="WORKERSxENVS"):
-            process_backends.parse_workers_envs(bad)
+            shapes.parse_workers_envs(bad)
     assert process_bench.default_workers_envs(2) == [(1, 32), (2, 16), (4, 8)]
     sixteen = process_bench.default_workers_envs(16)
     assert sixteen[-1] == (16, 2) and all(w * e == 32 for w, e in sixteen)
@@ -34,17 +38,17 @@ def test_workers_envs_parse_and_default_to_the_core_count():
 
 
 def test_shapes_pool_batches_are_whole_workers():
-    assert [s.batch_size for s in process_backends.sync_and_pool(4, 8)] == [32, 16]
-    assert [s.batch_size for s in process_backends.sync_and_pool(1, 32)] == [32]  # half a worker: no pool
-    assert [s.batch_size for s in process_backends.sync_and_pool(3, 2)] == [6]
+    assert [s.batch_size for s in shapes.sync_and_pool(4, 8)] == [32, 16]
+    assert [s.batch_size for s in shapes.sync_and_pool(1, 32)] == [32]  # half a worker: no pool
+    assert [s.batch_size for s in shapes.sync_and_pool(3, 2)] == [6]
     assert Shape(4, 8, 16).pool and Shape(4, 8, 16).mode == "pool" and not Shape(4, 8, 32).pool
     assert not Shape(4, 8, 12).valid() and not Shape(2, 2, 0).valid() and Shape(2, 2, 2).valid()
     with pytest.raises(ValueError, match="whole workers"):
-        process_backends.open_stepper("torchwm", process_envs.cartpole, Shape(2, 4, 6))
+        steppers.open_stepper("torchwm", process_envs.cartpole, Shape(2, 4, 6))
 
 
 def test_sweep_measures_gymnasium_once_per_case_and_pool_only_for_the_process_vectorizers():
-    configs = process_bench.sweep(["cartpole"], [(1, 4), (2, 2)], list(process_backends.BACKENDS), ("sync", "pool"))
+    configs = process_bench.sweep(["cartpole"], [(1, 4), (2, 2)], list(steppers.BACKENDS), ("sync", "pool"))
     labels = [(c.backend, c.label, c.shape.mode) for c in configs]
     assert labels.count(("gym_sync", "in-process x4", "sync")) == 1
     assert labels.count(("gym_async", "4x1", "sync")) == 1
@@ -56,19 +60,19 @@ def test_sweep_measures_gymnasium_once_per_case_and_pool_only_for_the_process_ve
 
 
 def test_caller_work_sleeps_or_burns_the_cpu():
-    assert process_backends.caller_work("sleep", 0) is None
-    burn = process_backends.caller_work("burn", 5)
+    assert policies.caller_work("sleep", 0) is None
+    burn = policies.caller_work("burn", 5)
     assert burn is not None
     cpu = time.thread_time()
     burn()
     assert time.thread_time() - cpu >= 0.005  # a busy loop: the time is CPU time
-    sleep = process_backends.caller_work("sleep", 5)
+    sleep = policies.caller_work("sleep", 5)
     assert sleep is not None
     cpu, wall = time.thread_time(), time.perf_counter()
     sleep()
     assert time.perf_counter() - wall >= 0.005 and time.thread_time() - cpu < 0.004
     with pytest.raises(ValueError, match="caller work"):
-        process_backends.caller_work("spin", 1)
+        policies.caller_work("spin", 1)
 
 
 def test_heavier_env_steps_under_spawn_and_costs_more_than_cartpole():
@@ -149,7 +153,7 @@ def test_targets_compare_each_peer_at_the_right_point():
         row("cartpole_numpy", "pufferlib", "pool", "2x16", 54),
         row("cartpole_numpy", "gym_sync", "sync", "in-process x32", 40),
     ]
-    checks = {c["target"]: c for c in process_bench.target_checks(rows, process_bench.summarize(rows))}
+    checks = {c["target"]: c for c in target_checks(rows, summarize(rows))}
     assert checks["cartpole: torchwm best / pufferlib best"] == {
         "target": "cartpole: torchwm best / pufferlib best",
         "ratio": 1.4,
@@ -165,7 +169,7 @@ def test_targets_compare_each_peer_at_the_right_point():
 
 
 def test_torchwm_pool_mode_steps_half_batches():
-    stepper = process_backends.open_stepper("torchwm", process_envs.cartpole, Shape(2, 2, 2))
+    stepper = steppers.open_stepper("torchwm", process_envs.cartpole, Shape(2, 2, 2))
     try:
         assert stepper.reset(0).shape[0] == 2
         for _ in range(20):
@@ -177,14 +181,14 @@ def test_torchwm_pool_mode_steps_half_batches():
 def test_pufferlib_backend_runs_where_installed_and_says_why_not_elsewhere():
     if PUFFERLIB_MISSING:
         with pytest.raises(Unavailable, match=r"bench_env\.sh"):
-            process_backends.open_stepper("pufferlib", process_envs.cartpole, Shape(1, 2, 2))
+            steppers.open_stepper("pufferlib", process_envs.cartpole, Shape(1, 2, 2))
         return
     for shape in (Shape(1, 2, 2), Shape(2, 1, 1), Shape(2, 2, 2)):  # sync, pool of one worker, pool
-        rate = process_backends.measure("pufferlib", process_envs.cartpole, shape, 0.2)
+        rate = sampling.measure("pufferlib", process_envs.cartpole, shape, 0.2)
         assert rate > 0, shape
-    assert process_backends.measure("pufferlib_async", process_envs.cartpole, Shape(4, 1, 2), 0.2) > 0
+    assert sampling.measure("pufferlib_async", process_envs.cartpole, Shape(4, 1, 2), 0.2) > 0
     with pytest.raises(Unavailable, match="pool mode only"):
-        process_backends.open_stepper("pufferlib_async", process_envs.cartpole, Shape(2, 1, 2))
+        steppers.open_stepper("pufferlib_async", process_envs.cartpole, Shape(2, 1, 2))
 
 
 def test_autotune_returns_the_fastest_keywords_and_the_table():

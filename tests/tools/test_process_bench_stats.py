@@ -13,11 +13,14 @@ from torchwm.benchmarks.core import cpu_time
 from torchwm.benchmarks.core.batch_cost import BatchCost, net_of_envs
 from torchwm.benchmarks.core.cpu_time import CpuSnapshot
 from torchwm.benchmarks.core.round_spread import median_interval, paired_ratios, ratio_spread, settled
+from torchwm.benchmarks.core.rounds import measure_adaptively
 from torchwm.benchmarks.process import bench as process_bench
 from torchwm.benchmarks.process import overhead as process_overhead
 from torchwm.benchmarks.process import report as process_report
-from torchwm.benchmarks.process.rounds import Config, Measured, measure_adaptively
-from torchwm.benchmarks.process.steppers import Sample, Shape
+from torchwm.benchmarks.process.rounds import Config, Measured
+from torchwm.benchmarks.process.rows import table_rows
+from torchwm.benchmarks.process.sampling import Sample
+from torchwm.benchmarks.process.shapes import Shape
 from torchwm.benchmarks.process.summary import summarize, unsettled
 
 
@@ -88,7 +91,7 @@ def test_rows_carry_the_spread_the_rounds_and_the_median_cost_per_batch():
     ours = _measured("torchwm", Shape(2, 2, 4), {0: 100.0, 1: 120.0, 2: 110.0})
     ours.samples[2] = _sample(110.0, wall=30.0, parent=2.0, workers=9.0)
     sync = _measured("gym_sync", Shape(1, 4, 4), {0: 50.0, 2: 55.0}, {"workers": None})
-    rows = process_bench.table_rows([ours, sync], 4)
+    rows = table_rows([ours, sync], 4)
     assert rows[0]["rounds"] == [100, 120, 110, None]
     assert (rows[0]["steps_per_s"], rows[0]["min_steps_per_s"], rows[0]["max_steps_per_s"]) == (110, 100, 120)
     assert (rows[0]["wall_us"], rows[0]["parent_cpu_us"], rows[0]["workers_cpu_us"]) == (10.0, 4.0, 6.0)
@@ -103,12 +106,12 @@ def test_unsettled_ratios_name_the_points_that_need_more_rounds():
     steady = _measured("gym_sync", Shape(1, 4, 4), {0: 50.0, 1: 51.0, 2: 50.5})
     noisy = _measured("gym_async", Shape(4, 1, 4), {0: 20.0, 1: 40.0, 2: 30.0})
     results = [ours, slower, steady, noisy]
-    summary = summarize(process_bench.table_rows(results, 3))
+    summary = summarize(table_rows(results, 3))
     assert unsettled(summary, 0.1) == [("cartpole", "gym_async")]
     assert unsettled(summary, 0.001) == [("cartpole", "gym_sync"), ("cartpole", "gym_async")]
     chosen = process_bench.contenders(results, summary, unsettled(summary, 0.1))
     assert chosen == [ours, noisy]  # torchwm's best and the unsettled peer's best, not the rest
-    single = summarize(process_bench.table_rows([_measured("torchwm", Shape(2, 2, 4), {0: 9.0}), noisy], 3))
+    single = summarize(table_rows([_measured("torchwm", Shape(2, 2, 4), {0: 9.0}), noisy], 3))
     assert unsettled(single, 0.5) == [("cartpole", "gym_async")]  # one shared round: not measured
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,9 +47,9 @@ def soak(args: argparse.Namespace) -> int:
 
 
 def _machine() -> dict[str, Any]:
-    from torchwm.benchmarks.atari.measure import cpu_count
+    from torchwm.benchmarks.core.machine import machine
 
-    return {"python": platform.python_version(), "platform": platform.platform(), "cores": cpu_count()}
+    return machine()
 
 
 def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> dict[str, Any]:
@@ -59,17 +58,17 @@ def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> 
 
     from torchwm.benchmarks.process import bench as process_bench
     from torchwm.benchmarks.process import report as process_report
-    from torchwm.benchmarks.process import steppers as process_backends
+    from torchwm.benchmarks.process import shapes, steppers
 
-    backends = [b for b in args.backends or process_backends.DEFAULT_BACKENDS if b in process_backends.BACKENDS]
+    backends = [b for b in args.backends or steppers.DEFAULT_BACKENDS if b in steppers.BACKENDS]
     if not backends:
-        raise SystemExit(f"--suite process: no backend of {args.backends} is one of {list(process_backends.BACKENDS)}")
+        raise SystemExit(f"--suite process: no backend of {args.backends} is one of {list(steppers.BACKENDS)}")
     workers_envs: list[tuple[int, int]] | None
     if args.quick:  # one round: no spread, no adaptive rounds
-        workers_envs = process_backends.parse_workers_envs(args.workers_envs or "1x4,2x2")
+        workers_envs = shapes.parse_workers_envs(args.workers_envs or "1x4,2x2")
         seconds, rounds, max_rounds = 0.4, 1, 1
     else:
-        workers_envs = process_backends.parse_workers_envs(args.workers_envs) if args.workers_envs else None
+        workers_envs = shapes.parse_workers_envs(args.workers_envs) if args.workers_envs else None
         seconds, rounds, max_rounds = args.seconds, args.process_rounds, args.max_process_rounds
     with tqdm(desc="process", unit="run") as progress:
         process = process_bench.run_process_benchmarks(
@@ -134,15 +133,15 @@ def tune(args: argparse.Namespace) -> int:
 
 def _stalls(args: argparse.Namespace, backends: list[str]) -> list[dict[str, Any]]:
     """``--stalls``: how much longer a batch that carries a reset takes, per backend, sync and async."""
-    from torchwm.benchmarks.atari import report as atari_report
     from torchwm.benchmarks.atari.stalls import stall_rows
+    from torchwm.benchmarks.core.table import format_table
 
     rows = stall_rows(
         args.game, args.num_envs, backends, args.policy, args.policy_ms, args.seconds, max(1, args.repeats)
     )
     print()
     columns = ["game", "backend", "num_envs", "batch_size", "policy", "steps_per_s", "share_with_reset"]
-    print(atari_report.format_table(rows, [*columns, "ms_with_reset", "ms_without_reset", "stall_ratio"]))
+    print(format_table(rows, [*columns, "ms_with_reset", "ms_without_reset", "stall_ratio"]))
     return rows
 
 
@@ -156,15 +155,16 @@ def bench(args: argparse.Namespace) -> int:
         return tune(args)
     from tqdm import tqdm
 
-    from torchwm.benchmarks.atari import measure as atari_bench
     from torchwm.benchmarks.atari import report as atari_report
-    from torchwm.benchmarks.process import steppers as process_backends
+    from torchwm.benchmarks.atari.backends import BACKENDS as ATARI_BACKENDS
+    from torchwm.benchmarks.atari.backends import available_backends
+    from torchwm.benchmarks.process.steppers import BACKENDS as PROCESS_BACKENDS
 
     # --policy-ms: the process suite's caller time (default none); the Atari suite's async test (default 1 ms).
     process_policy_ms = args.policy_ms or 0.0
     if args.policy_ms is None:
         args.policy_ms = 1.0 if args.suite in ("atari", "all") else 0.0
-    known = set(atari_bench.BACKENDS) | set(process_backends.BACKENDS)
+    known = set(ATARI_BACKENDS) | set(PROCESS_BACKENDS)
     unknown = set(args.backends or []) - known
     if unknown:
         raise SystemExit(f"unknown backends {sorted(unknown)}; choose from {sorted(known)}")
@@ -186,7 +186,7 @@ def bench(args: argparse.Namespace) -> int:
         },
     }
     if args.suite in ("atari", "all"):
-        backends = [b for b in args.backends or atari_bench.available_backends() if b in atari_bench.BACKENDS]
+        backends = [b for b in args.backends or available_backends() if b in ATARI_BACKENDS]
         with tqdm(desc="atari", unit="run") as progress:
             report["atari"] = atari_report.run(args, backends, progress, out_dir)
         if args.stalls:

@@ -13,6 +13,11 @@ The rate counted is env steps per second of the whole loop, the policy's time in
 trainer collecting experience gets. ``policy_ms`` is spent once per batch (``send``/``recv`` or
 ``step``), slept (a GPU forward pass leaves the CPU to the envs) or burned (``policy="burn"``: a CPU
 forward pass competes with them).
+
+It measures with the process suite's own timed loop (``torchwm.benchmarks.process.sampling``, the
+caller's stand-in from ``torchwm.benchmarks.core.policies``), so that a shape it picks is the shape the
+bench would rank first: the one import from this floor up into ``torchwm.benchmarks``, on purpose. Only
+that loop and the measuring core it stands on are imported, none of the suites.
 """
 
 from __future__ import annotations
@@ -25,8 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process.bench import cpu_count
-from torchwm.benchmarks.process.steppers import Shape, caller_work, measure
+from torchwm.benchmarks.core.machine import cores as usable_cores
+from torchwm.benchmarks.core.policies import caller_work
+from torchwm.benchmarks.core.table import format_table
+from torchwm.benchmarks.process.sampling import measure
+from torchwm.benchmarks.process.shapes import Shape
 from torchwm.errors import InvalidArgumentError
 
 __all__ = ["TuneResult", "autotune", "candidate_shapes", "load_factory"]
@@ -48,8 +56,6 @@ class TuneResult:
     skipped: list[str]
 
     def format_table(self) -> str:
-        from torchwm.benchmarks.atari.report import format_table
-
         rows = [
             {**row, "steps_per_s": f"{row['steps_per_s']:,}", "relative": f"{row['relative']:.2f}"}
             for row in self.table
@@ -121,7 +127,7 @@ def autotune(
         rounds: interleaved rounds; the median is ranked.
         progress: a tqdm progress bar on stderr.
     """
-    cores = cpu_count()
+    cores = usable_cores()
     num_envs = default_num_envs(cores) if num_envs is None else int(num_envs)
     max_workers = cores if max_workers is None else int(max_workers)
     if num_envs < 1 or max_workers < 1 or seconds <= 0 or rounds < 1:

@@ -1,6 +1,6 @@
 """``torchwm bench``'s Atari suite: which points to measure, and the table, plot and JSON it makes.
 
-Three shapes of run, all measured side by side with the backends interleaved (``atari_bench``):
+Three shapes of run, all measured side by side with the backends interleaved (``measure``):
 - the default sweep: every ``--game`` x ``--num-envs`` x backend, sync, with ``--policy`` between steps,
   plus torchwm's async overlap (sync against half batches, a ``--policy-ms`` sleep between);
 - ``--scaling``: num_envs (16..256) x mode (sync; async with half batches) x policy (none, a 1 ms
@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from torchwm.benchmarks.atari.measure import AtariResult, Point, measure_points, point_label, summarize, sweep_points
+from torchwm.benchmarks.atari.measure import AtariResult, Point, measure_points, sweep_points
+from torchwm.benchmarks.atari.summary import point_label, summarize
+from torchwm.benchmarks.core.table import format_table
 
 SCALING_ENVS = [16, 32, 64, 128, 256]
 SCALING_GAMES = ["breakout", "pong"]
@@ -42,14 +44,6 @@ def scaling_points(games: list[str], num_envs: list[int], backends: list[str]) -
         for backend in backends
         if not (backend.startswith("gym_") and batch)
     ]
-
-
-def format_table(rows: list[dict[str, Any]], columns: list[str]) -> str:
-    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(r.get(c, "")).ljust(w) for c, w in zip(columns, widths)) for r in rows]
-    return "\n".join(lines)
 
 
 def table_rows(results: list[AtariResult], summary: dict[str, Any]) -> list[dict[str, Any]]:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.atari.measure import BACKENDS, available_backends
+from torchwm.benchmarks.atari.backends import BACKENDS, available_backends
 from torchwm.benchmarks.core.policies import KINDS, Policy, make_policy
 
 

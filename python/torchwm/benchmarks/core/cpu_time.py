@@ -1,6 +1,7 @@
 """CPU time of other processes (a vectorizer's workers), for the benchmarks' per-batch CPU figures.
 
-One reading per process id, :func:`pid_cpu_seconds`, through the platform seam
+One reading per process id, :func:`pid_cpu_seconds` (or of this process and its live children,
+:func:`tree_cpu_seconds`), through the platform seam
 (``_platform.process_cpu_seconds``: ``/proc`` on Linux, psutil in the portable column, where the
 figures are left out if psutil is not installed). CPU time is what a busy machine does not blur: a
 process descheduled for a while accrues none.
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from torchwm import _platform
 
-__all__ = ["CpuSnapshot", "cpu_source", "pid_cpu_seconds"]
+__all__ = ["CpuSnapshot", "cpu_source", "pid_cpu_seconds", "tree_cpu_seconds"]
 
 
 @functools.cache
@@ -30,6 +32,20 @@ def cpu_source() -> str | None:
 def pid_cpu_seconds(pid: int) -> float | None:
     """User + system CPU seconds process ``pid`` has used so far; None where it cannot be read here."""
     return None if cpu_source() is None else _platform.process_cpu_seconds(pid)
+
+
+def tree_cpu_seconds() -> float | None:
+    """User + system CPU seconds of this process and its live children (the workers); None where other
+    processes' CPU time cannot be read here (``cpu_source``)."""
+    if cpu_source() is None:
+        return None
+    total = 0.0
+    for pid in [os.getpid(), *_platform.child_pids()]:
+        try:
+            total += _platform.process_cpu_seconds(pid)
+        except Exception:  # exited meanwhile (an OSError from /proc, psutil's NoSuchProcess)
+            pass
+    return total
 
 
 @dataclass(frozen=True)

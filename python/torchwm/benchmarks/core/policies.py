@@ -1,6 +1,8 @@
 """What the benchmarks' caller does between steps, standing for the agent: nothing, a sleep (a GPU
 forward pass leaves the CPU to the envs), or a real forward pass of a small network on the batch's
-observations, on the CPU (numpy) or on a CUDA GPU (torch, observations copied over).
+observations, on the CPU (numpy) or on a CUDA GPU (torch, observations copied over): ``make_policy``,
+the Atari suite's. The process suite's and ``autotune``'s stand-in takes no observations, only time:
+``caller_work``, a sleep or a busy loop of a fixed length per batch.
 
 The network is fixed per observation shape: 2x2 average pooling, a 256-unit ReLU layer, 18 logits,
 so its cost per step depends only on the batch, as a learner's does. Its result is discarded: the
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
 Policy = Callable[[np.ndarray], None]
 
 KINDS = ("none", "sleep", "cpu", "gpu")
+CALLER_KINDS = ("sleep", "burn")
 HIDDEN = 256
 LOGITS = 18
 
@@ -88,3 +92,23 @@ def make_policy(kind: str, sleep_ms: float = 1.0) -> Policy | None:
 def describe(kind: str, sleep_ms: float) -> str:
     """A short label for tables and plots: ``sleep 1 ms``, ``cpu MLP``."""
     return {"none": "no policy", "sleep": f"sleep {sleep_ms:g} ms", "cpu": "CPU MLP", "gpu": "GPU MLP"}[kind]
+
+
+def caller_work(kind: str, ms: float) -> Callable[[], None] | None:
+    """The caller's time per batch, standing for its policy: a sleep (a GPU forward pass leaves the
+    CPU to the envs) or a busy loop burning ``ms`` of this thread's CPU time (a CPU forward pass
+    competes with them)."""
+    if kind not in CALLER_KINDS:
+        raise ValueError(f"caller work must be one of {CALLER_KINDS}, got {kind!r}")
+    if ms <= 0:
+        return None
+    seconds = ms / 1000.0
+    if kind == "sleep":
+        return partial(time.sleep, seconds)
+
+    def burn() -> None:  # CPU time, as a forward pass needs: descheduled, it takes longer
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    return burn

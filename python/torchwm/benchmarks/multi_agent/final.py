@@ -1,6 +1,6 @@
 """The multi-agent cases' final: torchwm's best configuration against the best other backend's, head to head.
 
-The grid (``process_multi_agent``) picks each backend's best configuration from rounds in which two
+The grid (``grid``) picks each backend's best configuration from rounds in which two
 backends' measurements can be a minute apart; on a machine whose speed drifts over seconds
 (docs/performance.md) that widens the per-round ratio, and a best median picked out of many noisy ones
 overstates its backend (both sides' winners alike). The final measures the two winners again, and only
@@ -26,7 +26,7 @@ Measure = Callable[[str, int, int, int], float]
 
 
 def parse_config(name: str) -> tuple[int, int, int]:
-    """A configuration's name as ``process_multi_agent.config_name`` writes it -> (workers, envs per
+    """A configuration's name as ``cases.config_name`` writes it -> (workers, envs per
     worker, workers per batch: 0 in sync mode): ``"2x4"`` -> ``(2, 4, 0)``, ``"4x4 pool"`` -> ``(4, 4, 2)``
     (half), ``"4x4 pool1"`` -> ``(4, 4, 1)``."""
     shape, _, mode = name.partition(" ")

@@ -14,57 +14,39 @@ each other backend's best spreads by less than ``ratio_spread`` (``round_spread`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
-from torchwm import _platform
 from torchwm.benchmarks.core.cpu_time import cpu_source
-from torchwm.benchmarks.core.round_spread import paired_ratios
-from torchwm.benchmarks.multi_agent.grid import MA_CASES, run_multi_agent
-from torchwm.benchmarks.process import envs as process_envs
-from torchwm.benchmarks.process.envs import BusyEnv
-from torchwm.benchmarks.process.rounds import Config, Measured, measure_adaptively, measure_round
-from torchwm.benchmarks.process.steppers import (
-    DEFAULT_BACKENDS,
-    POOL_BACKENDS,
-    POOL_ONLY_BACKENDS,
-    Shape,
-    caller_work,
-    sync_and_pool,
-)
+from torchwm.benchmarks.core.machine import cores as machine_cores
+from torchwm.benchmarks.core.policies import caller_work
+from torchwm.benchmarks.core.rounds import measure_adaptively
+from torchwm.benchmarks.multi_agent.cases import MA_CASES
+from torchwm.benchmarks.multi_agent.grid import run_multi_agent
+from torchwm.benchmarks.process.envs import busy_1ms, cartpole, numpy_cartpole, step_cost_ms
+from torchwm.benchmarks.process.rounds import Config, Measured, measure_round
+from torchwm.benchmarks.process.rows import table_rows
+from torchwm.benchmarks.process.shapes import Shape, sync_and_pool
+from torchwm.benchmarks.process.steppers import DEFAULT_BACKENDS, POOL_BACKENDS, POOL_ONLY_BACKENDS
 from torchwm.benchmarks.process.summary import RATIO_SPREAD, summarize, unsettled
+from torchwm.benchmarks.process.targets import target_checks
 
-__all__ = [
-    "CASES",
-    "BusyEnv",
-    "Config",
-    "default_workers_envs",
-    "run_process_benchmarks",
-    "summarize",
-    "target_checks",
-]
+__all__ = ["CASES", "default_workers_envs", "run_process_benchmarks", "sweep"]
 
 # name -> (factory, what it is). The factories are module-level (picklable under spawn).
 CASES: dict[str, tuple[Callable[[], Any], str]] = {
-    "cartpole": (process_envs.cartpole, "CartPole-v1"),
-    "cartpole_numpy": (process_envs.numpy_cartpole, "CartPole-v1 + numpy work per step"),
-    "busy_1ms": (process_envs.busy_1ms, "1 ms of CPU burned per step"),
+    "cartpole": (cartpole, "CartPole-v1"),
+    "cartpole_numpy": (numpy_cartpole, "CartPole-v1 + numpy work per step"),
+    "busy_1ms": (busy_1ms, "1 ms of CPU burned per step"),
 }
 DEFAULT_CASES = ("cartpole", "cartpole_numpy")
-HEAVY_CASE = "cartpole_numpy"
 MAX_ROUNDS = 15  # the cap on adaptive rounds: each adds every backend's best point once per case
-
-
-def cpu_count() -> int:
-    return _platform.usable_cores()
 
 
 def default_workers_envs(cores: int | None = None) -> list[tuple[int, int]]:
     """Worker counts 1, 2, 4, ... up to the core count (at least 4), sharing 32 envs (2 per core past
     16 cores): ``1x32, 2x16, 4x8`` on 2 cores, on to ``16x2`` on 16."""
-    cores = cores or cpu_count()
+    cores = cores or machine_cores()
     total = 32 if cores <= 16 else 2 * cores
     counts = []
     workers = 1
@@ -93,111 +75,6 @@ def sweep(
         for total in dict.fromkeys(w * e for w, e in workers_envs):
             configs += [Config(case, b, Shape(1, total, total)) for b in backends if b.startswith("gym_")]
     return configs
-
-
-def _median(values: list[float]) -> float:
-    return float(np.median(values))
-
-
-def _cost_columns(result: Measured) -> dict[str, float | None]:
-    """The median over its rounds of each per-batch figure, microseconds."""
-    costs = [s.cost for s in result.samples.values()]
-    if not costs:
-        return {"wall_us": None, "parent_cpu_us": None, "workers_cpu_us": None}
-    workers = [c.workers_cpu_us for c in costs if c.workers_cpu_us is not None]
-    return {
-        "wall_us": round(_median([c.wall_us for c in costs]), 1),
-        "parent_cpu_us": round(_median([c.parent_cpu_us for c in costs]), 1),
-        "workers_cpu_us": round(_median(workers), 1) if workers else None,
-    }
-
-
-def table_rows(results: list[Measured], rounds: int | None = None) -> list[dict[str, Any]]:
-    """One row per config: the median rate, its min and max over rounds, each round's rate (None where
-    the config sat a round out), and per batch: wall time, the caller's CPU and the workers' CPU.
-    torchwm's rows carry ``vs_pufferlib`` (and ``vs_pufferlib_async`` where that was measured): its
-    rate over PufferLib's at the same shape and mode, the median of the per-round ratios."""
-    rounds = rounds if rounds is not None else max((max(r.samples) + 1 for r in results if r.samples), default=0)
-    by_key = {(r.config.case, r.config.backend, r.config.shape): r for r in results}
-    rows = []
-    for r in results:
-        c = r.config
-        rates = r.rates
-        row: dict[str, Any] = {
-            "case": c.case,
-            "backend": c.backend,
-            "mode": c.shape.mode,
-            "workers_envs": c.label,
-            "num_envs": c.shape.num_envs,
-            "batch_size": c.shape.batch_size,
-            "steps_per_s": round(r.median) if r.median is not None else None,
-            "min_steps_per_s": round(min(rates)) if rates else None,
-            "max_steps_per_s": round(max(rates)) if rates else None,
-            "rounds": [None if x is None else round(x) for x in r.by_round(rounds)],
-            **_cost_columns(r),
-        }
-        if r.skipped:
-            row["skipped"] = r.skipped
-        for peer in ("pufferlib", "pufferlib_async"):
-            theirs = by_key.get((c.case, peer, c.shape))
-            if c.backend == "torchwm" and theirs is not None and theirs.samples and r.samples:
-                ratios = paired_ratios(r.by_round(rounds), theirs.by_round(rounds))
-                row[f"vs_{peer}"] = round(_median(ratios), 2) if ratios else None
-        rows.append(row)
-    return rows
-
-
-# The issue's targets for TorchVectorizedEnv, checked on every run: (what, ratio, goal).
-CHEAP_VS_BEST = 1.3
-ONE_WORKER_VS_PUFFERLIB = 1.0
-HEAVY_VS_BEST_OF_BOTH = 1.2
-POOL_VS_PUFFERLIB = 1.0
-
-
-def target_checks(rows: list[dict[str, Any]], summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """The targets of the process vectorizer's transport work, as measured by this run (where both
-    sides of a ratio were measured): CartPole best vs PufferLib's best and Sync's; one worker vs
-    PufferLib's one worker; the heavier env's best vs the best of PufferLib and Sync; each pool shape
-    vs PufferLib's at the same batch."""
-    checks = []
-
-    def check(what: str, ratio: float | None, goal: float) -> None:
-        if ratio is not None:
-            checks.append({"target": what, "ratio": round(ratio, 2), "goal": goal, "met": ratio >= goal})
-
-    for case, s in summary.items():
-        x = s["torchwm_best_x"]
-        if case == "cartpole":
-            check("cartpole: torchwm best / pufferlib best", x.get("pufferlib"), CHEAP_VS_BEST)
-            check("cartpole: torchwm best / gym_sync", x.get("gym_sync"), CHEAP_VS_BEST)
-            for row in _one_worker_rows(rows, case):
-                check(
-                    f"cartpole {row['workers_envs']}: torchwm / pufferlib",
-                    row.get("vs_pufferlib"),
-                    ONE_WORKER_VS_PUFFERLIB,
-                )
-        if case == HEAVY_CASE:
-            # Over the faster of the two: the lower of torchwm's (per-round) ratios to each.
-            ratios = [x[b] for b in ("pufferlib", "gym_sync") if b in x]
-            if ratios:
-                check(f"{case}: torchwm best / best of pufferlib and gym_sync", min(ratios), HEAVY_VS_BEST_OF_BOTH)
-        for row in rows:
-            if row["case"] == case and row["backend"] == "torchwm" and row["mode"] == "pool":
-                # Against PufferLib's faster pool at this shape, where both of its pools were measured.
-                ratios = [row[k] for k in ("vs_pufferlib", "vs_pufferlib_async") if row.get(k) is not None]
-                check(
-                    f"{case} {row['workers_envs']} pool {row['batch_size']}: torchwm / pufferlib",
-                    min(ratios) if ratios else None,
-                    POOL_VS_PUFFERLIB,
-                )
-    return checks
-
-
-def _one_worker_rows(rows: list[dict[str, Any]], case: str) -> Iterator[dict[str, Any]]:
-    for row in rows:
-        one_worker = row["workers_envs"].startswith("1x")
-        if row["case"] == case and row["backend"] == "torchwm" and row["mode"] == "sync" and one_worker:
-            yield row
 
 
 def versions() -> dict[str, str | None]:
@@ -311,7 +188,7 @@ def run_process_benchmarks(
             "cap_hit": bool(left),
             "unsettled": [f"{case}: torchwm / {peer}" for case, peer in left],
         },
-        "env_ms_per_step": {c: round(process_envs.step_cost_ms(CASES[c][0]), 4) for c in cases},
+        "env_ms_per_step": {c: round(step_cost_ms(CASES[c][0]), 4) for c in cases},
         "rows": rows,
         "summary": summary,
         "targets": target_checks(rows, summary),
@@ -336,7 +213,7 @@ def _settings(
         "seconds_per_config_and_round": per_run,
         "policy_ms": policy_ms,
         "policy": policy,
-        "cores": cpu_count(),
+        "cores": machine_cores(),
         "cpu_time_from": cpu_source(),
         "versions": versions(),
     }

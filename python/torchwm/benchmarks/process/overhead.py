@@ -25,11 +25,12 @@ import numpy as np
 from torchwm import _platform
 from torchwm.benchmarks.core.batch_cost import BatchCost, net_of_envs
 from torchwm.benchmarks.core.cpu_time import CpuSnapshot, cpu_source
-from torchwm.benchmarks.process import envs as process_envs
+from torchwm.benchmarks.core.machine import cores
+from torchwm.benchmarks.process.envs import NoopEnv, cartpole, step_cost_ms
 from torchwm.process import TorchVectorizedEnv
 
 TARGET_US = 100.0  # the vectorizer's overhead per batch, microseconds of CPU: parent, and each worker
-ENVS: dict[str, Callable[[], Any]] = {"noop": process_envs.NoopEnv, "cartpole": process_envs.cartpole}
+ENVS: dict[str, Callable[[], Any]] = {"noop": NoopEnv, "cartpole": cartpole}
 
 
 def _median_range(values: list[float]) -> tuple[float, float, float]:
@@ -71,7 +72,7 @@ def overhead_row(
     net = float(np.median([net_of_envs(w, envs_per_worker, e) for w, e in zip(per_worker, env_step_us)]))
     return {
         "shape": f"{workers}x{envs_per_worker}" + (f" pool{pool}" if pool else ""),
-        "cores": _platform.usable_cores(),
+        "cores": cores(),
         "wall_us": round(wall[0], 1),
         "wall_us_range": [round(wall[1], 1), round(wall[2], 1)],
         "parent_cpu_us": round(parent[0], 1),
@@ -99,9 +100,7 @@ def measure(
     envs = TorchVectorizedEnv(factory, num_workers, envs_per_worker, batch_size=pool * envs_per_worker or None)
     try:
         envs.reset(seed=0)
-        costs, alone = time_spans(
-            envs, batches, max(1, repeats), lambda: process_envs.step_cost_ms(factory, 2000) * 1e3
-        )
+        costs, alone = time_spans(envs, batches, max(1, repeats), lambda: step_cost_ms(factory, 2000) * 1e3)
     finally:
         envs.close()
     transport = "portable" if _platform.PORTABLE else "linux"

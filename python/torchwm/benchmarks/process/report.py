@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from torchwm.benchmarks.atari.report import format_table
+from torchwm.benchmarks.core.table import format_table
+from torchwm.benchmarks.multi_agent.report import summary_lines as multi_agent_lines
 
 TABLE_COLUMNS = [
     "case",
@@ -141,8 +142,6 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
                 f"  {'met    ' if t['met'] else 'NOT met'} {t['target']} = {t['ratio']:.2f}x (goal {t['goal']}x)"
             )
     if report.get("multi_agent"):
-        from torchwm.benchmarks.multi_agent.grid import summary_lines as multi_agent_lines
-
         lines += multi_agent_lines(report["multi_agent"])
     return lines
 

@@ -2,8 +2,9 @@
 
 Every point (a :class:`Config`: case, backend, shape) is measured once per round, case after case, so a
 change of load on the machine hits every point of a round alike. After the first rounds, more rounds
-may be added for some points only (those a ratio still needs: see ``process_bench``); each sample
-keeps the index of its round, so that ratios pair only points measured in the same round.
+may be added for some points only (those a ratio still needs: see ``bench``, and the loop itself in
+``core.rounds``); each sample keeps the index of its round, so that ratios pair only points measured in
+the same round.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from torchwm.benchmarks.process.steppers import Sample, Shape, Unavailable, measure_sample
+from torchwm.benchmarks.core.unavailable import Unavailable
+from torchwm.benchmarks.process.sampling import Sample, measure_sample
+from torchwm.benchmarks.process.shapes import Shape
 
-__all__ = ["Config", "Measured", "measure_adaptively", "measure_round"]
+__all__ = ["Config", "Measured", "measure_round"]
 
 
 @dataclass(frozen=True)
@@ -76,26 +79,3 @@ def measure_round(
             result.skipped = str(why)
         if progress is not None:
             progress.update(1)
-
-
-def measure_adaptively(
-    results: list[Measured],
-    measure: Callable[[list[Measured], int], None],
-    min_rounds: int,
-    max_rounds: int,
-    pending: Callable[[list[Measured], int], list[Measured]],
-) -> int:
-    """``min_rounds`` rounds of every config, then rounds of ``pending(results, rounds_done)`` only
-    (the configs a ratio still needs) until it names none or ``max_rounds`` is reached. ``measure``
-    runs one round (configs, index). Returns the number of rounds run."""
-    rounds = 0
-    while rounds < max(1, min_rounds):
-        measure(results, rounds)
-        rounds += 1
-    while rounds < max_rounds:
-        chosen = pending(results, rounds)
-        if not chosen:
-            break
-        measure(chosen, rounds)
-        rounds += 1
-    return rounds

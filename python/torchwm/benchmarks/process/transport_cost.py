@@ -1,7 +1,7 @@
 """What the portable transport (macOS's column of the platform seam) costs against Linux's, measured
 on Linux: ``python -m torchwm.benchmarks.process.transport_cost``.
 
-Runs ``process_overhead`` at each shape in child processes, alternately with ``TORCHWM_PORTABLE=0``
+Runs ``overhead`` (``python -m torchwm.benchmarks.process.overhead``) at each shape in child processes, alternately with ``TORCHWM_PORTABLE=0``
 and ``=1`` (a process's column is fixed once it asks), ``--pairs`` times, and reports each column's
 median per-batch wall and CPU time and the portable one over Linux's, with the min..max of the
 per-pair ratios. The portable doorbell sleep polls (20 us growing to 1 ms) where Linux's futex is
@@ -25,7 +25,7 @@ FIGURES = ("wall_us", "parent_cpu_us", "worker_cpu_us")
 
 
 def measure_column(column: str, shape: str, env: str, batches: int) -> dict[str, Any]:
-    """One ``process_overhead`` row at ``shape``, in a child process on ``column``."""
+    """One ``overhead`` row at ``shape``, in a child process on ``column``."""
     command = [sys.executable, "-m", "torchwm.benchmarks.process.overhead", "--workers-envs", shape]
     command += ["--env", env, "--batches", str(batches), "--repeats", "1"]
     environment = dict(os.environ, TORCHWM_PORTABLE=COLUMNS[column])

@@ -1,9 +1,9 @@
 """Soak run: many million frames and many create/close cycles, watching for leaks (not a speed test).
 
-What it reports, each taken before and after (after a warm-up that loads everything once, and after
-the env is closed and dropped): resident memory (and its slope over the long run, MiB per million
-frames), the process's threads, its open file descriptors, its child processes and the ``/dev/shm``
-segments it maps.
+What it reports (``snapshot``), each taken before and after (after a warm-up that loads everything
+once, and after the env is closed and dropped): resident memory (and its slope over the long run, MiB
+per million frames), the process's threads, its open file descriptors, its child processes and the
+``/dev/shm`` segments it maps.
 """
 
 from __future__ import annotations
@@ -13,58 +13,13 @@ import gc
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from torchwm import _platform
+from torchwm.benchmarks.soak.snapshot import Snapshot, leaks, rss_mib
 
 FRAMESKIP = 4  # AtariVectorEnv's default: one env step is 4 emulator frames
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """The process's resources at one moment (``_platform.resources``)."""
-
-    rss_mib: float
-    threads: int
-    fds: int
-    children: int
-    shm_segments: int | None  # None where the OS lists no mappings (macOS)
-
-    @staticmethod
-    def take() -> Snapshot:
-        now = _platform.resources()
-        segments = now["shm_segments"]
-        return Snapshot(
-            rss_mib=now["rss_mib"],
-            threads=now["threads"],
-            fds=now["fds"],
-            children=len(now["children"]),
-            shm_segments=None if segments is None else len(segments),
-        )
-
-
-def rss_mib() -> float:
-    """Resident set size of this process, MiB."""
-    return _platform.rss_mib()
-
-
-def _leaks(before: Snapshot, after: Snapshot) -> dict[str, Any]:
-    return {
-        "before": asdict(before),
-        "after": asdict(after),
-        "threads_leaked": after.threads - before.threads,
-        "fds_leaked": after.fds - before.fds,
-        "children_left": after.children,
-        "shm_segments_added": (
-            None
-            if after.shm_segments is None or before.shm_segments is None
-            else after.shm_segments - before.shm_segments
-        ),
-        "rss_growth_mib": round(after.rss_mib - before.rss_mib, 2),
-    }
 
 
 def _random_steps(env: Any, steps: int, rng: np.random.Generator) -> None:
@@ -74,7 +29,7 @@ def _random_steps(env: Any, steps: int, rng: np.random.Generator) -> None:
 
 def atari_frames(game: str, num_envs: int, million_frames: float, samples: int = 50) -> dict[str, Any]:
     """Steps one AtariVectorEnv for ``million_frames`` emulator frames; RSS sampled along the way."""
-    from torchwm import AtariVectorEnv
+    from torchwm.atari import AtariVectorEnv
 
     total_steps = max(1, int(million_frames * 1e6 / (num_envs * FRAMESKIP)))
     chunk = max(1, total_steps // samples)
@@ -108,12 +63,12 @@ def atari_frames(game: str, num_envs: int, million_frames: float, samples: int =
         "rss_slope_mib_per_million_frames": round(slope, 4),
         "rss_growth_percent": round(100 * (rss[-1] - rss[0]) / rss[0], 3),
         "rss_mib_start_end": [round(rss[0], 1), round(rss[-1], 1)],
-        **_leaks(before, after),
+        **leaks(before, after),
     }
 
 
 def _atari_cycle(game: str, num_envs: int) -> None:
-    from torchwm import AtariVectorEnv
+    from torchwm.atari import AtariVectorEnv
 
     env = AtariVectorEnv(game, num_envs)
     env.reset(seed=0)
@@ -124,7 +79,7 @@ def _atari_cycle(game: str, num_envs: int) -> None:
 def _process_cycle(num_workers: int, envs_per_worker: int) -> None:
     import gymnasium as gym
 
-    from torchwm import TorchVectorizedEnv
+    from torchwm.process import TorchVectorizedEnv
 
     factory = functools.partial(gym.make, "CartPole-v1")
     with TorchVectorizedEnv(factory, num_workers=num_workers, envs_per_worker=envs_per_worker) as env:
@@ -142,14 +97,14 @@ def cycles(cycle: Callable[[], None], count: int) -> dict[str, Any]:
         cycle()
     elapsed = time.perf_counter() - start
     gc.collect()
-    return {"cycles": count, "seconds": round(elapsed, 1), **_leaks(before, Snapshot.take())}
+    return {"cycles": count, "seconds": round(elapsed, 1), **leaks(before, Snapshot.take())}
 
 
 def process_steps(steps: int, num_workers: int = 2, envs_per_worker: int = 4) -> dict[str, Any]:
     """Steps one TorchVectorizedEnv (CartPole) ``steps`` times; the parent's resources before and after."""
     import gymnasium as gym
 
-    from torchwm import TorchVectorizedEnv
+    from torchwm.process import TorchVectorizedEnv
 
     rng = np.random.default_rng(0)
     _process_cycle(num_workers, envs_per_worker)  # warm-up: everything loaded once
@@ -178,7 +133,7 @@ def process_steps(steps: int, num_workers: int = 2, envs_per_worker: int = 4) ->
         "rss_growth_percent": round(100 * (rss_end - rss_start) / rss_start, 3),
         "rss_mib_start_end": [round(rss_start, 1), round(rss_end, 1)],
         "fds_released_only_when_dropped": held_after_close - after.fds,
-        **_leaks(before, after),
+        **leaks(before, after),
     }
 
 
