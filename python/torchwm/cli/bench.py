@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from torchwm.benchmarks.core.machine import machine
+
 __all__ = ["add_parser", "bench", "soak"]
 
 
@@ -41,15 +43,9 @@ def soak(args: argparse.Namespace) -> int:
     for line in leak_summary(report):
         print(line)
     json_path = out_dir / "soak.json"
-    json_path.write_text(json.dumps({"machine": _machine(), "soak": report}, indent=2))
+    json_path.write_text(json.dumps({"machine": machine(), "soak": report}, indent=2))
     print(f"results: {json_path}")
     return 0
-
-
-def _machine() -> dict[str, Any]:
-    from torchwm.benchmarks.core.machine import machine
-
-    return machine()
 
 
 def process_suite(args: argparse.Namespace, out_dir: Path, policy_ms: float) -> dict[str, Any]:
@@ -126,7 +122,7 @@ def tune(args: argparse.Namespace) -> int:
     json_path = out_dir / "tune.json"
     summary = {"factory": args.factory, "keywords": result.keywords, "num_envs": result.num_envs}
     summary |= {"policy_ms": result.policy_ms, "policy": result.policy, "cores": result.cores}
-    json_path.write_text(json.dumps({"machine": _machine(), **summary, "table": result.table}, indent=2))
+    json_path.write_text(json.dumps({"machine": machine(), **summary, "table": result.table}, indent=2))
     print(f"results: {json_path}")
     return 0
 
@@ -172,7 +168,7 @@ def bench(args: argparse.Namespace) -> int:
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     report: dict[str, Any] = {
-        "machine": _machine(),
+        "machine": machine(),
         "settings": {
             "games": args.game,
             "scaling": args.scaling,

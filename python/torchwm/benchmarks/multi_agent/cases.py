@@ -72,6 +72,7 @@ def config_name(workers: int, envs: int, pool: int = 0) -> str:
 
 
 def case_missing(case: str) -> str | None:
+    """Why ``case``'s env cannot be made here (its package is not installed), or None where it can."""
     try:
         MA_CASES[case][0]().close()
     except ImportError as error:

@@ -126,6 +126,8 @@ def rate(stepper: Stepper, seconds: float, seed: int = 0) -> tuple[float, float 
 def measure(
     backend: str, case: str, workers: int, envs: int, seconds: float, pool: int = 0
 ) -> tuple[float, float | None]:
+    """Opens ``backend`` over ``case``'s envs, ``workers`` x ``envs`` (``pool``: workers per batch; 0:
+    sync mode), times it for ``seconds`` (:func:`rate`: rows per second, CPU ms per row) and closes it."""
     stepper = Stepper(backend, MA_CASES[case][0], workers, envs, pool)
     try:
         return rate(stepper, seconds)

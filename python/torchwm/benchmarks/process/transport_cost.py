@@ -1,10 +1,10 @@
 """What the portable transport (macOS's column of the platform seam) costs against Linux's, measured
 on Linux: ``python -m torchwm.benchmarks.process.transport_cost``.
 
-Runs ``overhead`` (``python -m torchwm.benchmarks.process.overhead``) at each shape in child processes, alternately with ``TORCHWM_PORTABLE=0``
-and ``=1`` (a process's column is fixed once it asks), ``--pairs`` times, and reports each column's
-median per-batch wall and CPU time and the portable one over Linux's, with the min..max of the
-per-pair ratios. The portable doorbell sleep polls (20 us growing to 1 ms) where Linux's futex is
+Runs ``overhead`` (``python -m torchwm.benchmarks.process.overhead``) at each shape in child
+processes, alternately with ``TORCHWM_PORTABLE=0`` and ``=1`` (a process's column is fixed once it
+asks), ``--pairs`` times, and reports each column's median per-batch wall and CPU time and the portable
+one over Linux's, with the min..max of the per-pair ratios. The portable doorbell sleep polls (20 us growing to 1 ms) where Linux's futex is
 woken at once, so the portable column costs most where waiters sleep: more processes than cores,
 or a busy machine.
 """
