@@ -191,7 +191,7 @@ wait "$deps_ray"
 "$uv" pip install --quiet --python "$ray_venv/bin/python" "$wheel[ray]" "pytest>=7" "pytest-timeout>=2.1" \
     "stable-baselines3>=2.3"
 (cd "$root/tests" && "$ray_venv/bin/python" -m pytest -q --durations=10 -c "$root/pyproject.toml" --rootdir "$root" \
-    ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py)
+    ray_backend/test_ray_vector_env.py ray_backend/test_ray_rllib.py ray_backend/test_ray_bench.py)
 # The macOS arm64 wheel: clippy for aarch64-apple-darwin, the build (zig) and its Mach-O check, beside the
 # emulated aarch64 tests below (qemu keeps one core busy). Not beside the Ray tests: there the build
 # doubled their time (8.6 minutes against 4.3) and the emulated tests then ran alone.

@@ -1,67 +1,45 @@
 """The diagnostics kept out of the wheel (``benches/python/``, run from a checkout) still run: each script
-as a user runs it, with tiny sizes, and the pieces the docs quote (their numbers are not asserted)."""
+as a user runs it, with tiny sizes, and the pieces the docs quote (their numbers are not asserted).
+``ray_bench`` runs with the Ray tests (tests/ray_backend/test_ray_bench.py), in Ray's own venv."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import json
 import os
-import subprocess
-import sys
-from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCHES = Path(__file__).resolve().parents[2] / "benches" / "python"
-
-
-def _run(script: str, *args: str) -> str:
-    """``python benches/python/<script>.py ARGS``; its standard output (it must exit 0)."""
-    done = subprocess.run(
-        [sys.executable, str(BENCHES / f"{script}.py"), *args], capture_output=True, text=True, timeout=240
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def _load(script: str) -> ModuleType:
-    """The script imported as a module of its own name (its dataclasses look their module up there)."""
-    spec = importlib.util.spec_from_file_location(script, BENCHES / f"{script}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[script] = module
-    spec.loader.exec_module(module)
-    return module
+from bench_scripts import load_script, run_script
 
 
 def test_reset_cost_times_resets_of_both_backends():
-    reset_cost = _load("reset_cost")
+    reset_cost = load_script("reset_cost")
     for backend in ("torchwm", "ale_py"):
         micros, frames = reset_cost.measure(backend, "pong", resets=3)
         assert micros > 0 and frames >= 0, backend
-    out = _run("reset_cost", "--games", "pong", "--resets", "2", "--rounds", "1")
+    out = run_script("reset_cost", "--games", "pong", "--resets", "2", "--rounds", "1")
     assert "| pong | torchwm |" in out and "| pong | ale_py |" in out
 
 
 def test_mixed_pool_compares_a_pool_with_its_games_alone():
-    out = _run("mixed_pool", "--games", "pong", "breakout", "--num-envs", "2", "--seconds", "0.2", "--rounds", "1")
+    out = run_script(
+        "mixed_pool", "--games", "pong", "breakout", "--num-envs", "2", "--seconds", "0.2", "--rounds", "1"
+    )
     for row in ("| pong alone |", "| breakout alone |", "| pool of pong, breakout |", "pool / harmonic mean"):
         assert row in out, row
 
 
 def test_learner_interplay_times_rollouts_and_updates_next_to_each_backend():
     pytest.importorskip("torch")
-    times = _load("learner_interplay").run(["torchwm", "ale_py"], rounds=2, num_envs=2, steps=2)
+    times = load_script("learner_interplay").run(["torchwm", "ale_py"], rounds=2, num_envs=2, steps=2)
     assert all(len(t["rollout"]) == 2 and min(t["update"]) > 0 for t in times.values())
-    out = _run("learner_interplay", "--rounds", "1", "--backends", "torchwm")
+    out = run_script("learner_interplay", "--rounds", "1", "--backends", "torchwm")
     assert "torchwm  rollout  median" in out and "torchwm  update   median" in out
 
 
 def test_the_cost_breakdown_measures_the_env_inside_the_workers():
     pytest.importorskip("mpe2")
-    multi_agent_costs = _load("multi_agent_costs")
+    multi_agent_costs = load_script("multi_agent_costs")
 
     spread = multi_agent_costs.step_spread("simple_spread", steps=50, workers=2)
     assert spread["mean_ms"] > 0 and spread["std_ms"] >= 0
@@ -79,12 +57,5 @@ def test_the_cost_breakdown_measures_the_env_inside_the_workers():
         assert line.startswith("torchwm 2x2: ") and "of which the env's step" in line and "cores busy" in line
     unreadable = dataclasses.replace(measured, workers_cpu_ms_per_row=None, cores_busy=None)
     assert "not readable here" in unreadable.line("2x2")
-    out = _run("multi_agent_costs", "--case", "simple_spread", "--workers-envs", "2x1", "--seconds", "0.2")
+    out = run_script("multi_agent_costs", "--case", "simple_spread", "--workers-envs", "2x1", "--seconds", "0.2")
     assert out.startswith("simple_spread: one env's step") and "torchwm 2x1 pool:" in out
-
-
-def test_ray_bench_compares_ray_with_the_local_backend():
-    pytest.importorskip("ray")
-    out = _run("ray_bench", "--seconds", "0.5", "--rounds", "1")
-    rows = [json.loads(line) for line in out.splitlines()]
-    assert {row["backend"] for row in rows} == {"local", "ray"} and all(row["steps_per_s"] > 0 for row in rows)
