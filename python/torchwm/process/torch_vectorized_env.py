@@ -85,8 +85,8 @@ class TorchVectorizedEnv(
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
-    Errors (the README's table): a sub-env's exception comes back as its own class with its env index and
-    remote traceback, a dead worker as ``WorkerCrashedError``.
+    Errors (the table in docs/process_vectorizer.md): a sub-env's exception comes back as its own class
+    with its env index and remote traceback, a dead worker as ``WorkerCrashedError``.
     """
 
     def __new__(cls, *args: Any, backend: str = "process", **kwargs: Any) -> Any:
