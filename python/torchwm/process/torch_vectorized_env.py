@@ -10,6 +10,13 @@ input is refused in the parent (the env stays usable), and nothing hangs.
 
 Built by env_construction.py (env 0's spaces, the buffers, the workers and their handshake); a call
 is sent and awaited by pending_calls.py, the calls to the sub-envs are in sub_env_calls.py.
+
+Two imports reach above process/ (the package floors: docs/design.md). ``TrainerIntegrationMixin``, from
+integrations/: every vector env (this one, ``AtariVectorEnv``, ``RayVectorEnv``) offers the trainers the same
+``reset_batch``/``step_batch`` and ``to_sb3()`` by mixing it in, and integrations/ imports nothing of this
+module (``to_sb3`` imports its adapter when called), so there is no cycle. And ``torchwm.ray``, in
+``__new__`` only: ``backend="ray"`` makes this constructor return a ``RayVectorEnv``, imported then so that
+Ray stays optional and untouched until asked for.
 """
 
 from __future__ import annotations
