@@ -11,10 +11,8 @@ from typing import Any
 
 from gymnasium.vector.async_vector_env import AsyncState
 
-from torchwm.process.doorbells import DoorbellMemory, Patience
 from torchwm.process.protocol import Message
 from torchwm.process.remote_errors import RemoteError, rebuild
-from torchwm.process.worker import WorkerConfig
 from torchwm.process.worker_processes import WorkerProcesses
 
 __all__ = ["WorkerPool"]
@@ -31,15 +29,8 @@ class WorkerPool(WorkerProcesses):
     its replies are not taken. The env reads it for gymnasium's ``AlreadyPendingCallError`` and
     ``NoAsyncCallError``."""
 
-    def __init__(
-        self,
-        ctx: Any,
-        configs: list[WorkerConfig],
-        daemon: bool,
-        envs_per_worker: int,
-        doorbells: DoorbellMemory,
-        patience: Patience,
-    ) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Starts the workers (:class:`WorkerProcesses`'s arguments) with no call pending."""
         self.last_raised: list[RemoteError] = []  # those of the last gather that raised, in env order
         self.pending = AsyncState.DEFAULT  # the call whose replies are awaited (see the class's docstring)
         # Pool mode: the frames of a call sent once the steps in flight are done (defer), the replies set
@@ -48,7 +39,7 @@ class WorkerPool(WorkerProcesses):
         self.deferred: list[bytes] | None = None
         self.stashed: tuple[list[int], list[Any], list[RemoteError]] | None = None
         self.held: list[int] = []
-        super().__init__(ctx, configs, daemon, envs_per_worker, doorbells, patience)
+        super().__init__(*args, **kwargs)
 
     # ------------------------------------------------------------------------------------ commands
 
