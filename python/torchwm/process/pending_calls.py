@@ -14,7 +14,7 @@ from typing import Any
 
 from gymnasium.vector.async_vector_env import AsyncState
 
-from torchwm import errors
+import torchwm.errors as errors
 from torchwm._vector_args import already_pending_message, async_state, parse_timeout
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.actions import actions_outside_space

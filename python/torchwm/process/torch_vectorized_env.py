@@ -30,7 +30,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import concatenate
 
-from torchwm import errors
+import torchwm.errors as errors
 from torchwm._vector_args import (
     FirstResetSeed,
     env_factories,

@@ -18,7 +18,7 @@ import time
 import weakref
 from typing import Any, NoReturn
 
-from torchwm import _platform
+import torchwm._platform as _platform
 from torchwm._vector_args import timeout_message
 from torchwm.errors import WorkerCrashedError
 from torchwm.process.channel import Channel, open_channel
