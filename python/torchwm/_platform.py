@@ -34,7 +34,7 @@ from collections.abc import Callable
 from multiprocessing import reduction
 from typing import Any
 
-from torchwm import _core
+import torchwm._core as _core
 
 __all__ = [
     "PIPES_ARE_DESCRIPTORS",

@@ -14,7 +14,7 @@ from typing import Any, final
 
 import numpy as np
 
-from torchwm import _core
+import torchwm._core as _core
 from torchwm.atari.rendering import check_can_render
 from torchwm.errors import EnvStateError, InvalidArgumentError
 

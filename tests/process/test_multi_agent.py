@@ -13,6 +13,7 @@ pytest.importorskip("pettingzoo")
 from gymnasium.vector import AutoresetMode
 from multi_agent_envs import Departures, NoReward, Shapeshifter, Stranger, Uneven
 
+from testing_support import logs_sub_env_errors
 from torchwm import InvalidArgumentError, TorchVectorizedEnv
 from torchwm.errors import EnvStateError
 
@@ -184,7 +185,7 @@ def test_pool_mode_returns_whole_envs_with_their_ids():
 def test_a_malformed_step_names_the_env_and_closes_cleanly(factory, message):
     venv = TorchVectorizedEnv(factory, 2, 1)
     venv.reset(seed=0)
-    with pytest.raises(ValueError, match=message):
+    with logs_sub_env_errors(), pytest.raises(ValueError, match=message):
         venv.step(np.zeros(2 * AGENTS, np.int64))
     assert venv.closed
     venv.close()
@@ -194,7 +195,10 @@ def test_a_space_that_changes_is_refused_at_reset():
     with TorchVectorizedEnv(Shapeshifter, 1, 2) as venv:
         venv.reset(seed=0)
         # Both envs change: each is logged, the last raised (as gymnasium raises the last it logs).
-        with pytest.raises(ValueError, match=r"sub-environment 1's agents have the spaces Box\(.*\(4,\)"):
+        with (
+            logs_sub_env_errors(),
+            pytest.raises(ValueError, match=r"sub-environment 1's agents have the spaces Box\(.*\(4,\)"),
+        ):
             venv.reset(seed=0)
 
 

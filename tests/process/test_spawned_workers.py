@@ -210,15 +210,16 @@ def test_workers_exit_on_their_own_once_their_parent_is_killed(tmp_path) -> None
     psutil = pytest.importorskip("psutil")
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent(_PARENT_SCRIPT))
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert parent.stdout is not None
-        pids = [int(pid) for pid in parent.stdout.readline().split()]
-        assert len(pids) == 2
-        workers = [psutil.Process(pid) for pid in pids]
-    finally:
-        parent.kill()  # TerminateProcess on Windows: nothing of the parent runs
-        parent.wait()
+    # As a context manager, Popen closes the pipe it read the pids from (else a ResourceWarning).
+    with subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True) as parent:
+        try:
+            assert parent.stdout is not None
+            pids = [int(pid) for pid in parent.stdout.readline().split()]
+            assert len(pids) == 2
+            workers = [psutil.Process(pid) for pid in pids]
+        finally:
+            parent.kill()  # TerminateProcess on Windows: nothing of the parent runs
+            parent.wait()
     _, alive = psutil.wait_procs(workers, timeout=60)
     assert alive == []
 

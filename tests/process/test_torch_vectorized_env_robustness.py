@@ -21,7 +21,7 @@ import torchwm.process.doorbells
 import torchwm.process.pool
 import torchwm.process.protocol
 import torchwm.process.worker
-from testing_support import CtrlCOnce, measured_s, prompt_within_s, python_with_ctrl_c
+from testing_support import CtrlCOnce, logs_sub_env_errors, measured_s, prompt_within_s, python_with_ctrl_c
 from torchwm import TorchVectorizedEnv, WorkerCrashedError, _platform
 from torchwm.process.protocol import Message, write_frame
 
@@ -234,11 +234,11 @@ def test_malformed_actions_and_failing_calls_leave_the_env_usable() -> None:
             env.step(np.zeros(4, dtype=np.int64))
         with pytest.raises(ValueError, match=r"actions\['turn'\] must have a leading dimension of total_envs=4"):
             env.step({"jump": good["jump"], "turn": np.zeros((3, 2), np.float32)})
-        with pytest.raises(AttributeError, match="no_such_attribute"):
+        with logs_sub_env_errors(), pytest.raises(AttributeError, match="no_such_attribute"):
             env.get_attr("no_such_attribute")
-        with pytest.raises(AttributeError):
+        with logs_sub_env_errors(), pytest.raises(AttributeError):
             env.call("no_such_method")
-        with pytest.raises(KeyError, match="explode: boom") as caught:
+        with logs_sub_env_errors(), pytest.raises(KeyError, match="explode: boom") as caught:
             env.call("explode", "boom")
         assert "remote traceback" in str(caught.value.__cause__)
         env.set_attr("speed", [1.0, 2.0, 3.0, 4.0])

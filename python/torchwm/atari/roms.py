@@ -23,7 +23,7 @@ __all__ = ["all_rom_ids", "resolve_game", "rom_path"]
 # gymnasium's legacy Atari ids: "<Game>[NoFrameskip|Deterministic]-v<N>", optionally namespaced.
 _VERSION = re.compile(r"-v\d+$")
 _VARIANT = re.compile(r"(NoFrameskip|Deterministic)$")
-# The spellings the README documents, and nothing else (no whitespace, control or other characters):
+# The spellings docs/atari.md documents, and nothing else (no whitespace, control or other characters):
 # a ROM id or game name of ASCII letters, digits and underscores, optionally in a gymnasium id
 # ("<Namespace>/<Game>-v<N>").
 _SPELLING = re.compile(r"(?:[A-Za-z0-9_]+/)?[A-Za-z0-9_]+(?:-v[0-9]+)?")

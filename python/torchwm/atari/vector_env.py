@@ -18,7 +18,7 @@ from gymnasium.spaces import Box, Discrete
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from torchwm import _core
+import torchwm._core as _core
 from torchwm._vector_args import FirstResetSeed, parse_reset_mask, parse_seeds, split_options
 from torchwm.atari.env_state import AtariEnvState, parse_env_ids, state_bytes
 from torchwm.atari.game_pool import GamePool

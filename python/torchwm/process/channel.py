@@ -21,7 +21,7 @@ import select
 from collections.abc import Callable
 from typing import Any
 
-from torchwm import _platform
+import torchwm._platform as _platform
 from torchwm.process.protocol import read_frame, write_frame
 
 __all__ = ["Channel", "ConnectionChannel", "DescriptorChannel", "open_channel"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from torchwm import _core, _platform
+import torchwm._core as _core
+import torchwm._platform as _platform
 
 __all__ = ["DoorbellMemory", "Patience", "patience_for"]
 

@@ -17,7 +17,7 @@ from gymnasium.vector import VectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.vector.utils import concatenate, create_empty_array
 
-from torchwm import errors
+import torchwm.errors as errors
 from torchwm._vector_args import parse_seeds, parse_timeout
 from torchwm._worker_blocks import blocks
 from torchwm.errors import InvalidArgumentError

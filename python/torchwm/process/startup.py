@@ -13,7 +13,7 @@ from gymnasium import spaces
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector.utils import batch_differing_spaces, batch_space
 
-from torchwm import _platform
+import torchwm._platform as _platform
 from torchwm.errors import InvalidArgumentError
 from torchwm.process.old_api import adapt
 

@@ -7,12 +7,20 @@ announced both ways by doorbells in it (process/doorbells.py), not by pipe messa
 exception comes back as its own class with its traceback and env index (one on an action outside the
 action space leaves the env usable once reset), a dead or exited worker is noticed at once, malformed
 input is refused in the parent (the env stays usable), and nothing hangs.
+
+Built by env_construction.py (env 0's spaces, the buffers, the workers and their handshake); a call
+is sent and awaited by pending_calls.py, the calls to the sub-envs are in sub_env_calls.py.
+
+Two imports reach above process/ (the package floors: docs/design.md). ``TrainerIntegrationMixin``, from
+integrations/: every vector env (this one, ``AtariVectorEnv``, ``RayVectorEnv``) offers the trainers the same
+``reset_batch``/``step_batch`` and ``to_sb3()`` by mixing it in, and integrations/ imports nothing of this
+module (``to_sb3`` imports its adapter when called), so there is no cycle. And ``torchwm.ray``, in
+``__new__`` only: ``backend="ray"`` makes this constructor return a ``RayVectorEnv``, imported then so that
+Ray stays optional and untouched until asked for.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -20,13 +28,11 @@ import numpy as np
 from gymnasium import logger, spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
-from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+from gymnasium.vector.utils import concatenate
 
-from torchwm import errors
+import torchwm.errors as errors
 from torchwm._vector_args import (
     FirstResetSeed,
-    already_pending_message,
-    async_state,
     env_factories,
     parse_autoreset_mode,
     parse_batch_size,
@@ -41,32 +47,21 @@ from torchwm.errors import InvalidArgumentError
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process import actions as action_batches
 from torchwm.process import startup
-from torchwm.process.actions import actions_outside_space
-from torchwm.process.agents import AgentLayout, add_row_ids, env_mask, envs_done, is_parallel_env, refuse_aec_env
-from torchwm.process.buffers import allocate
-from torchwm.process.doorbells import DoorbellMemory, patience_for
-from torchwm.process.old_api import adapt
+from torchwm.process.agents import add_row_ids, env_mask, envs_done
+from torchwm.process.env_construction import EnvConstructionMixin
+from torchwm.process.pending_calls import PendingCallsMixin
 from torchwm.process.pool import WorkerPool
 from torchwm.process.pool_mode import PoolModeMixin
-from torchwm.process.protocol import Message, frame
-from torchwm.process.remote_errors import log_like_gymnasium
+from torchwm.process.protocol import Message
 from torchwm.process.sub_env_calls import SubEnvCallsMixin
-from torchwm.process.worker import EnvOptions, WorkerConfig
+from torchwm.process.worker import EnvOptions
 
-STARTUP_TIMEOUT_S = 120.0  # how long the workers may take to build their envs before construction fails
-# Pool mode: how long a call that has no timeout (reset, get_attr, set_attr, call) waits for the steps still
-# in flight before it gives up unsent: a worker hung in its step must not hang it.
-STEPS_IN_FLIGHT_TIMEOUT_S = 60.0
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
-# Why a step needs a reset first (``ResetNeeded``). A step before the first reset is not refused here:
-# as gymnasium's AsyncVectorEnv does, it goes to the sub-envs (gym.make's OrderEnforcing refuses it).
-_BAD_ACTION = (
-    "a sub-environment raised in step() on an action outside the action space; the envs are as that step "
-    "left them: call reset() before stepping again"
-)
 
 
-class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv):
+class TorchVectorizedEnv(
+    PendingCallsMixin, EnvConstructionMixin, PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixin, VectorEnv
+):
     """A ``gymnasium.vector.VectorEnv`` over worker processes for any Gym-like env factory.
 
     Args:
@@ -97,8 +92,8 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         backend: ``"process"`` (worker processes on this machine) or ``"ray"``: Ray actors, locally or
             on a cluster (:class:`torchwm.ray.RayVectorEnv`, needs ``torchwm[ray]``).
 
-    Errors (the README's table): a sub-env's exception comes back as its own class with its env index and
-    remote traceback, a dead worker as ``WorkerCrashedError``.
+    Errors (the table in docs/process_vectorizer.md): a sub-env's exception comes back as its own class
+    with its env index and remote traceback, a dead worker as ``WorkerCrashedError``.
     """
 
     def __new__(cls, *args: Any, backend: str = "process", **kwargs: Any) -> Any:
@@ -170,118 +165,7 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
         self._spawn(ctx, factories, daemon)
         self._handshake()
 
-    # ------------------------------------------------------------------------------------ construction
-
-    def _probe(self, factory: Callable[[], Any], observation_mode: Any) -> Any:
-        """Env 0, made in this process (as gymnasium's ``AsyncVectorEnv``): a PettingZoo ParallelEnv makes
-        each env one row per possible agent (``possible_agents``, ``agents_per_env``)."""
-        env = factory()
-        self._agents: AgentLayout | None = None
-        try:
-            refuse_aec_env(env)
-            if is_parallel_env(env):
-                self._agents = AgentLayout.of(env, 0)
-                if observation_mode == "different":
-                    raise InvalidArgumentError(
-                        "observation_mode='different' is not supported for PettingZoo ParallelEnvs: every "
-                        "agent of every env shares one observation space"
-                    )
-        except BaseException:
-            if hasattr(env, "close"):
-                env.close()
-            raise
-        self.possible_agents = None if self._agents is None else self._agents.agents
-        self.agents_per_env = 1 if self._agents is None else self._agents.count
-        self._rows_per_worker = self.envs_per_worker * self.agents_per_env
-        self.total_envs = self.num_envs = self._env_count * self.agents_per_env
-        # Worker w's rows are row w of this table: pool mode looks a batch's rows up here.
-        self._worker_rows = np.arange(self.total_envs, dtype=np.intp).reshape(self.num_workers, self._rows_per_worker)
-        return env if self._agents is not None else adapt(env)
-
-    def _set_spaces(self, probe: Any, factories: list[Callable[[], Any]], observation_mode: Any) -> None:
-        """Spaces and metadata from env 0 (``probe``, closed here)."""
-        try:
-            self.metadata = {**getattr(probe, "metadata", {}), "autoreset_mode": self.autoreset_mode}
-            self.render_mode = getattr(probe, "render_mode", None)
-            self.spec = getattr(probe, "spec", None)
-            agents = self._agents
-            self.single_action_space = probe.action_space if agents is None else agents.action_space
-            self.action_space = batch_space(self.single_action_space, self.batch_size)
-            self.observation_space, self.single_observation_space = startup.observation_spaces(
-                probe.observation_space if agents is None else agents.observation_space,
-                factories,
-                observation_mode,
-                self.total_envs,
-            )
-            if self.pool_mode:  # a batch is some of the envs, whichever finish first
-                self.observation_space = batch_space(self.single_observation_space, self.batch_size)
-        finally:
-            probe.close()
-
-    def _allocate_buffers(self, ctx: Any) -> None:
-        self._buffers = allocate(
-            ctx,
-            self.single_observation_space,
-            self.single_action_space,
-            self.total_envs,
-            self.shared_memory,
-            agent_rows=self._agents is not None,
-        )
-        self._views = self._buffers.views()
-        if self._views.observations is not None:
-            self._observations = self._views.observations
-        else:
-            self._observations = create_empty_array(self.single_observation_space, n=self.total_envs, fn=np.zeros)
-
-    def _spawn(self, ctx: Any, factories: list[Callable[[], Any]], daemon: bool) -> None:
-        payloads: list[Any] = (
-            factories if self.context == "fork" else [startup.pickled(f, self.context) for f in factories]
-        )
-        k = self.envs_per_worker
-        # A worker steps its envs one at a time: a limit below num_workers needs permits between them.
-        limited = self.max_concurrency is not None and self.max_concurrency < self.num_workers
-        # Kept while the env lives: spawned workers rebuild it by its name, which collecting it unlinks.
-        self._permits = ctx.BoundedSemaphore(self.max_concurrency) if limited else None
-        doorbells = DoorbellMemory(self.num_workers)
-        parent_patience, worker_patience = patience_for(self.num_workers)
-        configs = [
-            WorkerConfig(
-                w,
-                w * k,
-                payloads[w * k : (w + 1) * k],
-                self._buffers,
-                doorbells,
-                worker_patience,
-                self.autoreset_mode,
-                os.getpid(),
-                self._permits,
-                self._agents,
-            )
-            for w in range(self.num_workers)
-        ]
-        self._pool = WorkerPool(ctx, configs, daemon, k, doorbells, parent_patience)
-
-    def _handshake(self) -> None:
-        """Waits for every worker's READY and checks its envs' spaces as gymnasium does."""
-        assert self._pool is not None
-        try:
-            ready = self._pool.gather("start-up", STARTUP_TIMEOUT_S)
-        except mp.TimeoutError:
-            self.close(terminate=True)
-            raise
-        env_spaces = [pair for worker_spaces in ready for pair in worker_spaces]
-        try:
-            self._check_spaces(env_spaces)
-        except RuntimeError:
-            self.close(terminate=True)
-            raise
-
-    def _check_spaces(self, env_spaces: list[tuple[spaces.Space, spaces.Space]]) -> None:
-        startup.check_env_spaces(
-            env_spaces, self.single_observation_space, self.single_action_space, self.observation_mode
-        )
-
-    # ------------------------------------------------------------------------------------ protocol
+    # ------------------------------------------------------------------------------------ replies
 
     @property
     def worker_pids(self) -> list[int]:
@@ -296,109 +180,6 @@ class TorchVectorizedEnv(PoolModeMixin, SubEnvCallsMixin, TrainerIntegrationMixi
     def closed(self, value: bool) -> None:
         if value:
             self.close()
-
-    def _open_pool(self) -> WorkerPool:
-        """The workers; ``ClosedEnvironmentError`` once the env is closed."""
-        if self._pool is None or self._pool.closed:
-            raise errors.ClosedEnvironmentError(
-                f"Trying to operate on `{type(self).__name__}`, after a call to `close()`."
-            )
-        return self._pool
-
-    def _live_pool(self, call: str) -> WorkerPool:
-        """The workers, for a new async ``call``: the env is open and no reply is pending."""
-        pool = self._open_pool()
-        if pool.pending is not AsyncState.DEFAULT:
-            raise errors.AlreadyPendingCallError(already_pending_message(call, pool.pending), pool.pending.value)
-        return pool
-
-    def _send(self, pool: WorkerPool, kind: Message, payloads: list[Any], what: str, pending: str) -> None:
-        """Sends ``kind`` with ``payloads[w]`` to worker ``w``: every frame is built (pickled) before
-        anything is written, so a payload that cannot be pickled leaves every worker as it was. In pool
-        mode a call other than reset/step is sent by its wait (``_wait``, ``_wait_now``)."""
-        self._send_frames(pool, self._frames(kind, payloads, what), pending)
-
-    @staticmethod
-    def _frames(kind: Message, payloads: list[Any], what: str) -> list[bytes]:
-        """The frames of ``kind`` with each payload; ``InvalidArgumentError`` naming ``what`` if one cannot
-        be pickled (nothing is sent then)."""
-        try:
-            return [frame(kind, payload) for payload in payloads]
-        except Exception as error:
-            raise InvalidArgumentError(f"{what} cannot be sent to the worker processes (pickled): {error}") from error
-
-    def _send_frames(self, pool: WorkerPool, frames: list[bytes], pending: str) -> None:
-        """Sends frames built by :meth:`_frames`, one a worker; the pool then awaits ``pending``."""
-        if self.pool_mode and pending not in ("reset", "step"):
-            # The steps in flight finish first: the call goes out from its wait, which has a timeout.
-            pool.defer(frames, async_state(pending))
-        else:
-            pool.send(frames, pending=async_state(pending))
-
-    def _wait(self, call: str, pending: str, timeout: float | None) -> list[Any]:
-        """The replies to the pending ``pending`` call. A timeout or Ctrl-C keeps it pending (wait again),
-        unless the Ctrl-C was raised once the replies were taken: they are lost then, as gymnasium's are."""
-        pool = self._open_pool()
-        if pool.pending is not async_state(pending):
-            raise errors.NoAsyncCallError(f"Calling `{call}_wait` without any prior call to `{call}_async`.", pending)
-        timeout = parse_timeout(timeout)
-        if pool.last_raised:  # set again by a gather that raises a sub-env's exception, not by anything else
-            pool.last_raised = []
-        try:
-            if pool.deferred is not None:
-                timeout = pool.send_deferred(pending, timeout)
-            return pool.gather(pending, timeout)  # the call is over as the pool takes its replies
-        except (mp.TimeoutError, KeyboardInterrupt):
-            raise  # the pool says whether the call is still pending
-        except BaseException:
-            pool.drop_pending()  # a sub-env raised (its replies are taken) or a reply could not be read
-            if pending in ("reset", "step") and not pool.closed:
-                self._after_sub_env_error(pending, pool)
-            elif pending in ("call", "set_attr") and pool.last_raised and not pool.closed:
-                log_like_gymnasium(pool.last_raised)  # as gymnasium's call_wait/set_attr; the workers go on
-            raise
-
-    def _wait_now(self, call: str, pending: str) -> list[Any]:
-        """The replies to the call just made by a method without a timeout (``get_attr``, ``set_attr``...).
-        In pool mode it waits for the steps in flight at most ``STEPS_IN_FLIGHT_TIMEOUT_S``: a worker
-        hung in its step raises ``multiprocessing.TimeoutError``, as gymnasium's ``call_wait(timeout)``
-        would, and the call is dropped unsent (the env as it was). The call itself has no time limit,
-        as gymnasium's has none."""
-        pool = self._open_pool()
-        if pool.deferred is not None:
-            try:
-                pool.send_deferred(f"{call} (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S)
-            except BaseException:
-                if pool.deferred is not None:  # not sent: nothing is pending, the replies set aside are back
-                    pool.drop_pending()
-                raise
-        return self._wait(call, pending, None)
-
-    def _drop_steps_in_flight(self, pool: WorkerPool) -> None:
-        """Pool mode's reset: waits for the steps in flight (an interrupted reset's too) and drops every
-        reply not taken; the reset is then under way (``WAITING_RESET``, no batch waiting for actions),
-        even if a Ctrl-C is raised as the drop returns. A worker hung in its step raises
-        ``multiprocessing.TimeoutError`` after ``STEPS_IN_FLIGHT_TIMEOUT_S``, as the calls do; that or
-        Ctrl-C meanwhile drops nothing."""
-        pool.drop_all("reset (the steps in flight)", STEPS_IN_FLIGHT_TIMEOUT_S, AsyncState.WAITING_RESET)
-
-    def _after_sub_env_error(self, pending: str, pool: WorkerPool) -> None:
-        """A sub-env raised in ``reset``/``step`` (its worker goes on): logged as gymnasium logs it. If
-        every failing env was given an action outside the action space, the error is the caller's and
-        the env stays usable once reset; so it does after a step before the first reset (the sub-envs
-        refused it, as gym.make's envs do, or failed without any episode begun); otherwise the workers
-        are shut down, as gymnasium's are."""
-        log_like_gymnasium(pool.last_raised)
-        failed = [remote.env_index for remote in pool.last_raised]
-        # An env's agents share its step: one of its rows outside the space is the caller's error.
-        rows = [range(e * self.agents_per_env, (e + 1) * self.agents_per_env) for e in failed]
-        outside = actions_outside_space(self.action_space, self.single_action_space, self._sent_actions, rows)
-        if pending == "step" and outside:
-            self._has_reset, self._reset_needed = False, _BAD_ACTION
-            return
-        if pending == "step" and not self._has_reset:
-            return  # stepped before the first reset (the caller's order): no episode to lose, reset to go on
-        pool.shutdown()
 
     def _read_observations(self, payloads: list[Any]) -> Any:
         if self._views.observations is None:

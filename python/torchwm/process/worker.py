@@ -24,7 +24,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space, concatenate, iterate
 
-from torchwm import _platform
+import torchwm._platform as _platform
 from torchwm.process.buffers import SharedBuffers
 from torchwm.process.channel import Channel
 from torchwm.process.doorbells import DoorbellMemory, Patience

@@ -4,16 +4,16 @@ The same contract as the local process backend (``TorchVectorizedEnv``) and gymn
 one Ray task per worker per call (not per env), observations back as numpy arrays from Ray's object
 store, autoreset / ``reset_mask`` / info batching exactly as one ``SyncVectorEnv`` over all the envs.
 A worker that dies (actor killed, node lost) raises :class:`~torchwm.errors.WorkerCrashedError` naming it.
+The call pending and its replies are ray/_pending_tasks.py's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import multiprocessing as mp
-import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
@@ -22,39 +22,28 @@ from gymnasium.vector.utils import batch_space, create_empty_array
 
 from torchwm._vector_args import (
     FirstResetSeed,
-    already_pending_message,
-    async_state,
     env_factories,
     parse_autoreset_mode,
     parse_reset_mask,
     parse_seeds,
-    parse_timeout,
     split_options,
-    timeout_message,
     worker_counts,
 )
 from torchwm._worker_blocks import blocks
 from torchwm.errors import (
-    AlreadyPendingCallError,
-    ClosedEnvironmentError,
     InvalidArgumentError,
-    NoAsyncCallError,
-    SubEnvError,
-    WorkerCrashedError,
 )
 from torchwm.integrations.trainer import TrainerIntegrationMixin
 from torchwm.process.actions import as_batch, check_in_space, space_check
-from torchwm.process.remote_errors import RemoteTraceback
 from torchwm.process.sb3_calls import in_caller_order, per_worker_indices
 from torchwm.ray._batching import join_infos, join_observations, split_actions
 from torchwm.ray._cluster import ActorPlacement, connect
-from torchwm.ray._errors import TaskFailure, first_line, refuse_process_only, summary
+from torchwm.ray._errors import refuse_process_only
+from torchwm.ray._pending_tasks import PendingTasksMixin
 from torchwm.ray._worker import EnvBlockWorker
 
 # How long the workers may take to start and build their envs (a new node may first install a runtime env).
 STARTUP_TIMEOUT_S = 300.0
-# While waiting, the longest single blocking wait: keeps Ctrl-C responsive.
-WAIT_SLICE_S = 0.25
 _MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
 
@@ -67,7 +56,7 @@ def _kill(ray: Any, actors: list[Any]) -> None:
             ray.kill(actor, no_restart=True)
 
 
-class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
+class RayVectorEnv(PendingTasksMixin, TrainerIntegrationMixin, VectorEnv):
     """A ``gymnasium.vector.VectorEnv`` whose workers are Ray actors.
 
     Args:
@@ -188,89 +177,6 @@ class RayVectorEnv(TrainerIntegrationMixin, VectorEnv):
         self.render_mode = first["render_mode"]
         self.spec = first["spec"]
         self.worker_nodes = tuple(info["node_id"] for info in described)
-
-    # ----------------------------------------------------------------------------------------- protocol
-
-    def _submit(self, command: str, refs: list[Any]) -> None:
-        self._pending, self._command, self._replies = refs, command, {}
-        self._state = async_state(command)
-
-    def _check_open(self) -> None:
-        if self.closed:
-            raise ClosedEnvironmentError(f"Trying to operate on `{type(self).__name__}`, after a call to `close()`.")
-
-    def _check_can_send(self, name: str) -> None:
-        self._check_open()
-        if self._command is not None:
-            raise AlreadyPendingCallError(already_pending_message(name, self._state), self._state.value)
-
-    def _check_waiting(self, command: str, name: str) -> None:
-        self._check_open()
-        if self._state is not async_state(command):
-            raise NoAsyncCallError(f"Calling `{name}` without any prior call to `{command}_async`.", command)
-
-    def _run(self, command: str, refs: list[Any], timeout: float | None) -> list[Any]:
-        self._submit(command, refs)
-        return self._gather(timeout)
-
-    def _gather(self, timeout: float | None) -> list[Any]:
-        """Every worker's reply to the pending call. A dead worker raises ``WorkerCrashedError`` as soon
-        as its answer is in (all actors are killed); ``mp.TimeoutError`` after ``timeout`` s leaves the
-        call pending (already received replies are kept). The replies in are always looked at first, so
-        ``timeout=0`` takes them as gymnasium's ``AsyncVectorEnv`` does (it polls with ``max(left, 0)``)."""
-        timeout = parse_timeout(timeout)
-        ray = self._ray
-        refs = self._pending
-        index = {ref: w for w, ref in enumerate(refs)}
-        waiting = [ref for ref in refs if index[ref] not in self._replies]
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while waiting:
-            left = WAIT_SLICE_S if deadline is None else min(WAIT_SLICE_S, max(0.0, deadline - time.monotonic()))
-            ready, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=left)
-            for ref in ready:
-                self._receive(index[ref], ref)
-            if waiting and deadline is not None and time.monotonic() >= deadline:
-                raise mp.TimeoutError(timeout_message(self._command or "", timeout, len(waiting)))
-        command, self._command, self._pending, self._state = self._command or "", None, [], AsyncState.DEFAULT
-        replies, self._replies = self._replies, {}
-        errors = [(w, reply) for w, reply in sorted(replies.items()) if isinstance(reply, TaskFailure)]
-        if errors:
-            w, failure = errors[0]
-            self._raise_remote(command, w, failure.error)
-        return [replies[w] for w in range(len(refs))]
-
-    def _receive(self, w: int, ref: Any) -> None:
-        """Stores worker ``w``'s answer; its death (actor or node lost) raises ``WorkerCrashedError``."""
-        ray = self._ray
-        try:
-            self._replies[w] = ray.get(ref)
-        except ray.exceptions.RayTaskError as error:
-            self._replies[w] = TaskFailure(error)  # the envs raised: reported once every worker has answered
-        except ray.exceptions.RayError as error:
-            self._crashed(w, error)
-
-    def _crashed(self, w: int, error: BaseException) -> NoReturn:
-        first = w * self.envs_per_worker
-        node = self.worker_nodes[w] if hasattr(self, "worker_nodes") else "unknown"
-        self.close()
-        raise WorkerCrashedError(
-            f"worker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}, Ray node {node}) died: "
-            f"{type(error).__name__}: {summary(error)}; the other workers were shut down"
-        ) from error
-
-    def _raise_remote(self, command: str, w: int, error: Any) -> NoReturn:
-        """A sub-env's exception, raised again as its own class (the remote traceback as its cause). In
-        reset/step it leaves the envs in an unknown state: every worker is shut down, as in the local backend."""
-        if command in ("reset", "step", "startup"):
-            self.close()
-        first = w * self.envs_per_worker
-        cause = error.cause if isinstance(error.cause, BaseException) else None
-        if cause is None:
-            raise SubEnvError(first, type(error).__name__, first_line(error), str(error)) from None
-        cause.__cause__ = RemoteTraceback(
-            f"\nworker {w} (sub-environments {first}..{first + self.envs_per_worker - 1}), remote traceback:\n{error}"
-        )
-        raise cause
 
     # ----------------------------------------------------------------------------------------- VectorEnv
 
