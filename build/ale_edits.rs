@@ -257,7 +257,9 @@ pub const PATCHES: [FilePatch; 18] = [
     },
     // Without colour averaging, ALE's processScreen copies the finished frame (33,600 bytes) into
     // `m_screen` after every frame; the copy is made when the screen is read instead
-    // (src/ffi/ale_env/lazy_screen.inc says why it is the same copy).
+    // (src/ffi/ale_env/lazy_screen.inc says why it is the same copy). processRAM copies the RIOT's
+    // RAM pages where they are read directly, instead of 128 calls of System::peek
+    // (src/ffi/ale_env/process_ram.inc).
     FilePatch {
         file: "ale/environment/stella_environment.hpp",
         scope: None,
@@ -279,6 +281,10 @@ pub const PATCHES: [FilePatch; 18] = [
             },
             Edit::Remove {
                 anchor: "    std::memcpy(m_screen.getArray(),\n           m_osystem->console().mediaSource().currentFrameBuffer(),\n           m_screen.arraySize());\n",
+            },
+            Edit::InsertAfter {
+                anchor: "void StellaEnvironment::processRAM() {\n",
+                text: "#include \"ale_env/process_ram.inc\"\n",
             },
             Edit::InsertBefore {
                 anchor: "void StellaEnvironment::processAudio(size_t i_frame) {\n",
