@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 16] = [
+pub const PATCHES: [FilePatch; 18] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -254,6 +254,48 @@ pub const PATCHES: [FilePatch; 16] = [
             anchor: "  StellaEnvironment(stella::OSystem* system, RomSettings* settings);\n",
             text: "#include \"ale_env/sticky_actions.inc\"\n",
         }],
+    },
+    // Without colour averaging, ALE's processScreen copies the finished frame (33,600 bytes) into
+    // `m_screen` after every frame; the copy is made when the screen is read instead
+    // (src/ffi/ale_env/lazy_screen.inc says why it is the same copy). processRAM copies the RIOT's
+    // RAM pages where they are read directly, instead of 128 calls of System::peek
+    // (src/ffi/ale_env/process_ram.inc).
+    FilePatch {
+        file: "ale/environment/stella_environment.hpp",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "  const ALEScreen& getScreen() const { return m_screen; }\n",
+                text: "#include \"ale_env/lazy_screen.inc\"\n",
+            },
+            Edit::Remove { anchor: "  const ALEScreen& getScreen() const { return m_screen; }\n" },
+        ],
+    },
+    FilePatch {
+        file: "ale/environment/stella_environment.cpp",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "    std::memcpy(m_screen.getArray(),\n           m_osystem->console().mediaSource().currentFrameBuffer(),\n           m_screen.arraySize());\n",
+                text: "#include \"ale_env/process_screen.inc\"\n",
+            },
+            Edit::Remove {
+                anchor: "    std::memcpy(m_screen.getArray(),\n           m_osystem->console().mediaSource().currentFrameBuffer(),\n           m_screen.arraySize());\n",
+            },
+            Edit::InsertAfter {
+                anchor: "void StellaEnvironment::processRAM() {\n",
+                text: "#include \"ale_env/process_ram.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "void StellaEnvironment::processAudio(size_t i_frame) {\n",
+                text: "#include \"ale_env/catch_up_screen.inc\"\n\n",
+            },
+            Edit::InsertBefore {
+                anchor: "      m_screen_exporter->saveNext(m_screen);\n",
+                text: "#include \"ale_env/export_screen.inc\"\n",
+            },
+            Edit::Remove { anchor: "      m_screen_exporter->saveNext(m_screen);\n" },
+        ],
     },
 ];
 

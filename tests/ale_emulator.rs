@@ -83,3 +83,46 @@ fn same_seed_same_frames_and_state_round_trip() {
     assert_eq!(ale.ram().unwrap(), ram);
     assert_eq!(ale.ram().unwrap().len(), 128);
 }
+
+#[test]
+fn the_screen_is_the_last_frame_across_restores() {
+    // ALE copies each finished frame into its screen, and a restore leaves that copy alone; torchwm's
+    // build copies when the screen is read, so a read after a restore must still give the frame
+    // emulated before it, and the next frame must be the restored emulator's.
+    let rom = common::rom("breakout");
+    let start = |frames: usize| {
+        let mut ale = Ale::new().unwrap();
+        ale.load_rom(&rom).unwrap();
+        for t in 0..frames {
+            ale.act(if t < 30 { 1 } else { 3 }, 1.0).unwrap();
+        }
+        ale
+    };
+    let mut ale = start(30);
+    let saved = ale.save_emulator().unwrap();
+    let state = ale.clone_state(true).unwrap();
+    for _ in 0..40 {
+        ale.act(3, 1.0).unwrap();
+    }
+    ale.restore_emulator(&saved).unwrap();
+    let after_restore = ale.screen_rgb().unwrap();
+    let last_frame = start(70).screen_rgb().unwrap();
+    assert!(after_restore == last_frame, "the screen after restore_emulator");
+    assert!(last_frame != start(30).screen_rgb().unwrap(), "the paddle moved in the 40 frames");
+
+    let mut fresh = start(30);
+    fresh.act(0, 1.0).unwrap();
+    ale.act(0, 1.0).unwrap();
+    assert!(ale.screen_rgb().unwrap() == fresh.screen_rgb().unwrap(), "the frame after restore_emulator");
+
+    for _ in 0..40 {
+        ale.act(3, 1.0).unwrap();
+    }
+    ale.restore_state(&state).unwrap();
+    let mut again = start(30);
+    again.act(0, 1.0).unwrap();
+    for _ in 0..40 {
+        again.act(3, 1.0).unwrap();
+    }
+    assert!(ale.screen_rgb().unwrap() == again.screen_rgb().unwrap(), "the screen after restore_state");
+}

@@ -340,6 +340,9 @@ int twm_ale_frame_buffers(const TwmAle* ale, uint8_t* current, uint8_t* previous
 int twm_ale_set_frame_buffers(TwmAle* ale, const uint8_t* current, const uint8_t* previous, size_t len) noexcept {
   TWM_PROTECT({
     const ale::stella::MediaSource& media = media_source(loaded(ale), len);
+    // ALE's screen is copied from the current frame buffer when read (ale_env/lazy_screen.inc): take
+    // that copy before the buffer changes, as ALE took it after the last frame.
+    loaded(ale).getScreen();
     std::memcpy(media.currentFrameBuffer(), current, len);
     std::memcpy(media.previousFrameBuffer(), previous, len);
   })
