@@ -121,8 +121,10 @@ pub const PATCHES: [FilePatch; 18] = [
         }],
     },
     // Writes to PF0-PF2, GRP0, GRP1, ENAM0, ENAM1 and ENABL that change nothing skip TIA::poke's
-    // updateFrame and case, and leave the frame to be drawn by the next update that comes first
-    // (src/ffi/tia/unchanged_writes.inc, pending_clock.inc and draw_pending.inc say how and why).
+    // updateFrame and case; writes whose case leaves the frame alone (WSYNC, audio, motion) and reads
+    // of the input ports skip the updateFrame: they leave the frame to be drawn by the next update
+    // that comes first (src/ffi/tia/unchanged_writes.inc, peek_pending.inc, pending_clock.inc and
+    // draw_pending.inc say how and why).
     FilePatch {
         file: "ale/emucore/TIA.hxx",
         scope: None,
@@ -136,13 +138,17 @@ pub const PATCHES: [FilePatch; 18] = [
         scope: None,
         edits: &[
             Edit::InsertBefore {
-                anchor: "  // Update frame to current CPU cycle before we make any changes!\n",
+                anchor: "  // Update frame to current CPU cycle before we make any changes!\n  updateFrame(clock + delay);\n",
                 text: "#include \"tia/unchanged_writes.inc\"\n",
+            },
+            Edit::Remove {
+                anchor: "  // Update frame to current CPU cycle before we make any changes!\n  updateFrame(clock + delay);\n",
             },
             Edit::InsertBefore {
                 anchor: "  updateFrame(mySystem->cycles() * 3);\n",
                 text: "#include \"tia/peek_pending.inc\"\n",
             },
+            Edit::Remove { anchor: "  updateFrame(mySystem->cycles() * 3);\n" },
             Edit::InsertAfter { anchor: "void TIA::update()\n{\n", text: "#include \"tia/draw_pending.inc\"\n" },
             Edit::InsertAfter {
                 anchor: "  mySystem->m6502().execute(25000);\n",
