@@ -138,8 +138,13 @@ pub const PATCHES: [FilePatch; 18] = [
         scope: None,
         edits: &[
             Edit::InsertBefore {
-                anchor: "  // Update frame to current CPU cycle before we make any changes!\n  updateFrame(clock + delay);\n",
+                anchor: "void TIA::poke(uint16_t addr, uint8_t value)\n",
                 text: "#include \"tia/unchanged_writes.inc\"\n",
+            },
+            Edit::Remove { anchor: "void TIA::poke(uint16_t addr, uint8_t value)\n" },
+            Edit::InsertBefore {
+                anchor: "  // Update frame to current CPU cycle before we make any changes!\n  updateFrame(clock + delay);\n",
+                text: "#include \"tia/frame_alone_writes.inc\"\n",
             },
             Edit::Remove {
                 anchor: "  // Update frame to current CPU cycle before we make any changes!\n  updateFrame(clock + delay);\n",
