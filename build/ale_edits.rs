@@ -72,11 +72,15 @@ pub const PATCHES: [FilePatch; 18] = [
     // scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
     // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
     // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
-    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc).
+    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc), and so do the player cases
+    // (src/ffi/tia/player_spans.h).
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
-        edits: &[Edit::InsertAfter { anchor: "#include <cstring>\n", text: "#include \"tia/simd.h\"\n" }],
+        edits: &[Edit::InsertAfter {
+            anchor: "#include <cstring>\n",
+            text: "#include \"tia/simd.h\"\n#include \"tia/player_spans.h\"\n",
+        }],
     },
     FilePatch {
         file: "ale/emucore/TIA.cxx",
@@ -97,6 +101,18 @@ pub const PATCHES: [FilePatch; 18] = [
             Edit::InsertAfter {
                 anchor: "      case myM0Bit | myM1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mM0 = &myCurrentM0Mask[hpos];\n        const uint8_t* mM1 = &myCurrentM1Mask[hpos];\n",
                 text: "#include \"tia/two_missiles.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myP0Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP0 = &myCurrentP0Mask[hpos];\n",
+                text: "#include \"tia/player0_span.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myP1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP1 = &myCurrentP1Mask[hpos];\n",
+                text: "#include \"tia/player1_span.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myP0Bit | myP1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP0 = &myCurrentP0Mask[hpos];\n        const uint8_t* mP1 = &myCurrentP1Mask[hpos];\n",
+                text: "#include \"tia/two_players.inc\"\n",
             },
             Edit::InsertBefore {
                 anchor: "        // Now, update a uint32_t at a time\n        for(; myFramePointer < ending; myFramePointer += 4, mask += 4)\n        {\n          *((uint32_t*)myFramePointer) = (myPF & *mask) ? myCOLUPF : myCOLUBK;\n",
