@@ -72,15 +72,21 @@ pub const PATCHES: [FilePatch; 18] = [
     // scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
     // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
     // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
-    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc), and so do the player cases
-    // (src/ffi/tia/player_spans.h).
+    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc), and so do the other cases of
+    // one or two objects (src/ffi/tia/object_spans.inc), each through tia/object_span_call.inc.
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
-        edits: &[Edit::InsertAfter {
-            anchor: "#include <cstring>\n",
-            text: "#include \"tia/simd.h\"\n#include \"tia/player_spans.h\"\n",
-        }],
+        edits: &[
+            Edit::InsertAfter {
+                anchor: "#include <cstring>\n",
+                text: "#include \"tia/simd.h\"\n#include \"tia/object_spans.h\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "inline void TIA::updateFrameScanline(uint32_t clocksToUpdate, uint32_t hpos)\n",
+                text: "#include \"tia/object_spans.inc\"\n\n",
+            },
+        ],
     },
     FilePatch {
         file: "ale/emucore/TIA.cxx",
@@ -103,16 +109,72 @@ pub const PATCHES: [FilePatch; 18] = [
                 text: "#include \"tia/two_missiles.inc\"\n",
             },
             Edit::InsertAfter {
-                anchor: "      case myP0Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP0 = &myCurrentP0Mask[hpos];\n",
-                text: "#include \"tia/player0_span.inc\"\n",
+                anchor: "      case myP0Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
             },
             Edit::InsertAfter {
-                anchor: "      case myP1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP1 = &myCurrentP1Mask[hpos];\n",
-                text: "#include \"tia/player1_span.inc\"\n",
+                anchor: "      case myP1Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
             },
             Edit::InsertAfter {
-                anchor: "      case myP0Bit | myP1Bit | ScoreBit | PriorityBit:\n      {\n        const uint8_t* mP0 = &myCurrentP0Mask[hpos];\n        const uint8_t* mP1 = &myCurrentP1Mask[hpos];\n",
-                text: "#include \"tia/two_players.inc\"\n",
+                anchor: "      case myP0Bit | myP1Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myM0Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myM1Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myM0Bit | ScoreBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myM0Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myM1Bit | ScoreBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myM1Bit | ScoreBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myP1Bit | ScoreBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myBLBit | myP1Bit | PriorityBit | ScoreBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myPFBit | myP0Bit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myPFBit | myP0Bit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myPFBit | myP1Bit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myPFBit | myP1Bit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
+            },
+            Edit::InsertAfter {
+                anchor: "      case myPFBit | myBLBit | PriorityBit:\n      {\n",
+                text: "#include \"tia/object_span_call.inc\"\n",
             },
             Edit::InsertBefore {
                 anchor: "        // Now, update a uint32_t at a time\n        for(; myFramePointer < ending; myFramePointer += 4, mask += 4)\n        {\n          *((uint32_t*)myFramePointer) = (myPF & *mask) ? myCOLUPF : myCOLUBK;\n",
@@ -146,7 +208,7 @@ pub const PATCHES: [FilePatch; 18] = [
         scope: None,
         edits: &[Edit::InsertAfter {
             anchor: "    uint8_t myEnabledObjects;\n",
-            text: "#include \"tia/pending_clock.inc\"\n",
+            text: "#include \"tia/pending_clock.inc\"\n#include \"tia/object_spans_member.inc\"\n",
         }],
     },
     FilePatch {
