@@ -1,8 +1,13 @@
 //! ALE's 6502 instruction cases (`M6502Low.ins`) rewritten for threaded dispatch: each case gets a
-//! label, and each case's closing `break;` becomes `TORCHWM_NEXT_INSTRUCTION(0xNN)` (the case's first
-//! opcode), which src/ffi/cpu/execute.inc defines as the loop's own step (count down, stop test, opcode
+//! label, and each case's closing `break;` becomes `TORCHWM_NEXT_INSTRUCTION(0xNN, IR)` (the case's first
+//! opcode, and its one opcode or -1), which src/ffi/cpu/execute.inc defines as the loop's own step (count down, stop test, opcode
 //! fetch, cycles) ending in a `goto *` through a table of those labels. Every case then ends in an indirect jump of its own, which
 //! the branch predictor tells apart, instead of all sharing the switch's one.
+//!
+//! The instruction register (IR) is stored where it is read, not at each fetch: when the loop leaves (saved
+//! states hold it), from the case's one opcode, a constant; a case of several opcodes (ALE's `NOP`s and
+//! others) gets a label per opcode that stores it and jumps to the shared body, and so does each opcode
+//! without a case before the illegal instruction's message.
 //!
 //! The rewrite is mechanical and checked: the file must be the exact structure it was written for,
 //! a run of `case 0xNN:` lines, a body, and `break;` on a line of its own, repeated, with only
@@ -35,8 +40,8 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
     let mut state = State::Between;
     let mut in_comment = false;
     let mut count = 0;
-    // The first opcode of the case being read.
-    let mut first = 0;
+    // The opcodes of the case being read.
+    let mut labels: Vec<u8> = Vec::new();
     for (index, line) in ins.lines().enumerate() {
         let at = || format!("M6502Low.ins line {}: {line:?}", index + 1);
         // Block comments (the file's headers) stand between cases only.
@@ -54,10 +59,10 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
             if std::mem::replace(&mut defined[opcode as usize], true) {
                 return Err(format!("{}: opcode {opcode:#04x} has two cases", at()));
             }
-            writeln!(cases, "torchwm_op_{opcode:02x}:").expect("writing to a String");
             if !matches!(state, State::Labels) {
-                first = opcode;
+                labels.clear();
             }
+            labels.push(opcode);
             state = State::Labels;
             continue;
         }
@@ -73,13 +78,18 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
                     if matches!(state, State::Labels) {
                         return Err(format!("{}: a case without a body", at()));
                     }
-                    writeln!(cases, "TORCHWM_NEXT_INSTRUCTION({first:#04x});").expect("writing to a String");
+                    let first = labels[0];
+                    let ir = if labels.len() == 1 { format!("{first:#04x}") } else { "-1".into() };
+                    writeln!(cases, "TORCHWM_NEXT_INSTRUCTION({first:#04x}, {ir});").expect("writing to a String");
                     state = State::Between;
                     count += 1;
                     continue;
                 }
                 if let Some(word) = control_word(line) {
                     return Err(format!("{}: `{word}` in a case body", at()));
+                }
+                if matches!(state, State::Labels) {
+                    write_labels(&mut cases, &labels);
                 }
                 state = State::Body;
             }
@@ -95,11 +105,32 @@ pub fn rewrite(ins: &str) -> Result<Threaded, String> {
     for (opcode, defined) in defined.iter().enumerate() {
         match defined {
             true => writeln!(table, "&&torchwm_op_{opcode:02x},"),
-            false => writeln!(table, "&&torchwm_op_illegal,"),
+            false => writeln!(table, "&&torchwm_illegal_{opcode:02x},"),
         }
         .expect("writing to a String");
+        if !defined {
+            writeln!(cases, "torchwm_illegal_{opcode:02x}: IR = {opcode:#04x}; goto torchwm_op_illegal;")
+                .expect("writing to a String");
+        }
     }
     Ok(Threaded { cases, table, cases_and_opcodes: (count, opcodes) })
+}
+
+/// A case's labels: one for a case of one opcode; for a case of several, one per opcode that stores
+/// the instruction register and jumps to the shared body's own label.
+fn write_labels(cases: &mut String, labels: &[u8]) {
+    match labels {
+        [opcode] => writeln!(cases, "torchwm_op_{opcode:02x}:"),
+        _ => {
+            let first = labels[0];
+            for opcode in labels {
+                writeln!(cases, "torchwm_op_{opcode:02x}: IR = {opcode:#04x}; goto torchwm_body_{first:02x};")
+                    .expect("writing to a String");
+            }
+            writeln!(cases, "torchwm_body_{first:02x}:")
+        }
+    }
+    .expect("writing to a String");
 }
 
 /// `Some(Some(opcode))` for a line `case 0xNN:`, `Some(None)` for any other line that starts with
