@@ -141,7 +141,9 @@ const WRITES_TWICE: [(u8, usize); 2] = [(0x20, 2), (0x00, 3)];
 fn writes(body: &str, first: u8) -> Result<(String, bool), String> {
     let calls = |name: &str| -> Vec<usize> {
         body.match_indices(name)
-            .filter(|(at, _)| body[..*at].chars().next_back().map_or(true, |c| !(c.is_ascii_alphanumeric() || c == '_')))
+            .filter(|(at, _)| {
+                body[..*at].chars().next_back().map_or(true, |c| !(c.is_ascii_alphanumeric() || c == '_'))
+            })
             .map(|(at, _)| at)
             .collect()
     };
