@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 17] = [
+pub const PATCHES: [FilePatch; 18] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -186,6 +186,26 @@ pub const PATCHES: [FilePatch; 17] = [
             },
         ],
     },
+    // Spans of plain background or in VBLANK (ALE's two memset cases of updateFrameScanline, 69% of
+    // its calls in Pong) are filled in updateFrame without the call, whose entry and exit cost 62
+    // instructions a span (src/ffi/tia/background_span.inc). Measured (callgrind): 5.5% fewer
+    // instructions in Pong, 2.6% in Seaquest, 1.6% in Space Invaders; CPU time 1.06x on Pong. The
+    // HMOVE blanks' commonest count as one store (src/ffi/tia/hmove_blanks.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertAfter {
+                anchor: "          clocksFromStartOfScanLine - HBLANK);\n",
+                text: "#include \"tia/background_span.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "      std::memset(oldFramePointer, 0, blanks);\n",
+                text: "#include \"tia/hmove_blanks.inc\"\n",
+            },
+            Edit::Remove { anchor: "      std::memset(oldFramePointer, 0, blanks);\n" },
+        ],
+    },
     // Writes to PF0-PF2, GRP0, GRP1, ENAM0, ENAM1 and ENABL that change nothing skip TIA::poke's
     // updateFrame and case; writes whose case leaves the frame alone (WSYNC, audio, motion) and reads
     // of the input ports skip the updateFrame: they leave the frame to be drawn by the next update
@@ -196,7 +216,7 @@ pub const PATCHES: [FilePatch; 17] = [
         scope: None,
         edits: &[Edit::InsertAfter {
             anchor: "    uint8_t myEnabledObjects;\n",
-            text: "#include \"tia/pending_clock.inc\"\n#include \"tia/object_spans_member.inc\"\n#include \"tia/update_frame_member.inc\"\n",
+            text: "#include \"tia/pending_clock.inc\"\n#include \"tia/object_spans_member.inc\"\n",
         }],
     },
     FilePatch {
@@ -235,22 +255,14 @@ pub const PATCHES: [FilePatch; 17] = [
             },
         ],
     },
-    // ALE's updateFrame, replaced by src/ffi/tia/update_frame.inc: its loop's clocks in locals, inlined
-    // into its callers by clang too, as GCC does. Spans of plain background or in VBLANK (ALE's two
-    // memset cases of updateFrameScanline, 69% of its calls in Pong) are filled there without the call,
-    // whose entry and exit cost 62 instructions a span (src/ffi/tia/background_span.inc). Measured
-    // (callgrind): 5.5% fewer instructions in Pong, 2.6% in Seaquest, 1.6% in Space Invaders; CPU time
-    // 1.06x on Pong.
+    // updateFrame inlined into its callers by clang too, as GCC does (src/ffi/tia/update_frame_inline.inc).
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
-        edits: &[
-            Edit::InsertBefore {
-                anchor: "inline void TIA::updateFrame(int clock)\n",
-                text: "#include \"tia/update_frame.inc\"\n#if 0  // ALE's updateFrame, replaced by tia/update_frame.inc above\n",
-            },
-            Edit::InsertBefore { anchor: "inline void TIA::waitHorizontalSync()\n", text: "#endif\n" },
-        ],
+        edits: &[Edit::InsertBefore {
+            anchor: "inline void TIA::updateFrame(int clock)\n",
+            text: "#include \"tia/update_frame_inline.inc\"\n",
+        }],
     },
     // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc): 0.5-0.7% fewer
     // instructions (callgrind) on the five benchmark games.
