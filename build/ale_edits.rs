@@ -37,7 +37,10 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-pub const PATCHES: [FilePatch; 18] = [
+/// The line build/ale_edits.rs inserts after each assignment to TIA's myClockStopDisplay.
+const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
+
+pub const PATCHES: [FilePatch; 22] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -68,8 +71,8 @@ pub const PATCHES: [FilePatch; 18] = [
         ],
     },
     // `updateFrameScanline`, which draws each span of a scanline, is the emulator's hottest code after
-    // the CPU: its cases work on locals instead of members (src/ffi/tia/scanline_begin.inc and
-    // scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
+    // the CPU: its cases keep the frame pointer and the collisions in locals (src/ffi/tia/scanline_begin.inc
+    // and scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
     // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
     // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
     // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc), and so do the other cases of
@@ -264,6 +267,32 @@ pub const PATCHES: [FilePatch; 18] = [
             text: "#include \"tia/update_frame_inline.inc\"\n",
         }],
     },
+    // The colour registers as ALE's myColor elements, which its references are bound to, between
+    // the constructor and the copy constructor (src/ffi/tia/color_members.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore { anchor: "TIA::~TIA()\n", text: "#include \"tia/color_members.inc\"\n" },
+            Edit::InsertBefore {
+                anchor: "TIA::TIA(const TIA& c)\n",
+                text: "#include \"tia/color_members_end.inc\"\n",
+            },
+        ],
+    },
+    // TIA::poke's delay for PF0-PF2 with one division by 3 instead of ALE's `% 228` and `/ 3`
+    // (torchwmPokeDelay, src/ffi/tia/pending_clock.inc, which the writes that wait use too).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertBefore {
+                anchor: "  int16_t delay = ourPokeDelayTable[addr];\n",
+                text: "  const int delay = torchwmPokeDelay(addr, clock);\n#if 0  // ALE's delay, as torchwmPokeDelay above\n",
+            },
+            Edit::InsertAfter { anchor: "    delay = d[(x / 3) & 3];\n  }\n", text: "#endif\n" },
+        ],
+    },
     // TIA::poke's scanline limit test without a division (src/ffi/tia/scanline_limit.inc): 0.5-0.7% fewer
     // instructions (callgrind) on the five benchmark games.
     FilePatch {
@@ -277,6 +306,31 @@ pub const PATCHES: [FilePatch; 18] = [
             Edit::InsertAfter {
                 anchor: "  if(((clock - myClockWhenFrameStarted) / 228) > myMaximumNumberOfScanlines)\n",
                 text: "#endif\n",
+            },
+        ],
+    },
+    // The clock of the scanline limit kept with the frame's clocks (src/ffi/tia/pending_clock.inc,
+    // torchwmSetScanlineLimit): after each assignment to myClockStopDisplay, which follows
+    // myClockWhenFrameStarted's in all four functions that set it.
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: Some(("void TIA::frameReset()\n", "void TIA::install(System& system)\n")),
+        edits: &[
+            Edit::InsertAfter {
+                anchor: "  myClockStopDisplay = myClockWhenFrameStarted + myStopDisplayOffset;\n",
+                text: SET_SCANLINE_LIMIT,
+            },
+            Edit::InsertAfter { anchor: "  myClockStopDisplay -= clocks;\n", text: SET_SCANLINE_LIMIT },
+        ],
+    },
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: Some(("bool TIA::load(Deserializer& in)\n", "inline void TIA::endFrame()\n")),
+        edits: &[
+            Edit::InsertAfter { anchor: "    myClockStopDisplay = (int) in.getInt();\n", text: SET_SCANLINE_LIMIT },
+            Edit::InsertAfter {
+                anchor: "  myClockStopDisplay = myClockWhenFrameStarted + myStopDisplayOffset;\n",
+                text: SET_SCANLINE_LIMIT,
             },
         ],
     },
