@@ -40,7 +40,7 @@ const TIA_SCANLINE: (&str, &str) = (
 /// The line build/ale_edits.rs inserts after each assignment to TIA's myClockStopDisplay.
 const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
 
-pub const PATCHES: [FilePatch; 22] = [
+pub const PATCHES: [FilePatch; 23] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -279,6 +279,16 @@ pub const PATCHES: [FilePatch; 22] = [
                 text: "#include \"tia/color_members_end.inc\"\n",
             },
         ],
+    },
+    // updateFrame's loop with the frame's fixed start and width as constants
+    // (src/ffi/tia/frame_geometry.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "inline void TIA::updateFrame(int clock)\n{\n",
+            text: "#include \"tia/frame_geometry.inc\"\n",
+        }],
     },
     // TIA::poke's delay for PF0-PF2 with one division by 3 instead of ALE's `% 228` and `/ 3`
     // (torchwmPokeDelay, src/ffi/tia/pending_clock.inc, which the writes that wait use too).
