@@ -40,7 +40,7 @@ const TIA_SCANLINE: (&str, &str) = (
 /// The line build/ale_edits.rs inserts after each assignment to TIA's myClockStopDisplay.
 const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
 
-pub const PATCHES: [FilePatch; 23] = [
+pub const PATCHES: [FilePatch; 24] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -74,8 +74,8 @@ pub const PATCHES: [FilePatch; 23] = [
     // the CPU: its cases keep the frame pointer and the collisions in locals (src/ffi/tia/scanline_begin.inc
     // and scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
     // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
-    // cases of both missiles and of the playfield alone for whole 16-pixel blocks before ALE's loops
-    // (src/ffi/tia/two_missiles.inc, src/ffi/tia/playfield_words.inc), and so do the other cases of
+    // case of both missiles for whole 16-pixel blocks before ALE's loop (src/ffi/tia/two_missiles.inc;
+    // the playfield alone never reaches it: src/ffi/tia/playfield_span.inc), and so do the other cases of
     // one or two objects (src/ffi/tia/object_spans.inc), each through tia/object_span_call.inc.
     FilePatch {
         file: "ale/emucore/TIA.cxx",
@@ -180,10 +180,6 @@ pub const PATCHES: [FilePatch; 23] = [
                 text: "#include \"tia/object_span_call.inc\"\n",
             },
             Edit::InsertBefore {
-                anchor: "        // Now, update a uint32_t at a time\n        for(; myFramePointer < ending; myFramePointer += 4, mask += 4)\n        {\n          *((uint32_t*)myFramePointer) = (myPF & *mask) ? myCOLUPF : myCOLUBK;\n",
-                text: "#include \"tia/playfield_words.inc\"\n",
-            },
-            Edit::InsertBefore {
                 anchor: "  myFramePointer = ending;\n}\n",
                 text: "#include \"tia/scanline_end.inc\"\n",
             },
@@ -277,6 +273,21 @@ pub const PATCHES: [FilePatch; 23] = [
             Edit::InsertBefore {
                 anchor: "TIA::TIA(const TIA& c)\n",
                 text: "#include \"tia/color_members_end.inc\"\n",
+            },
+        ],
+    },
+    // Spans of the playfield alone drawn by a function of their own (src/ffi/tia/playfield_span.inc).
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertAfter {
+                anchor: "#include \"tia/background_span.inc\"\n",
+                text: "#include \"tia/playfield_span_call.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "#include \"tia/update_frame_inline.inc\"\n",
+                text: "#include \"tia/playfield_span.inc\"\n",
             },
         ],
     },
