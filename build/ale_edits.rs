@@ -37,7 +37,7 @@ const TIA_SCANLINE: (&str, &str) = (
     "inline void TIA::updateFrame(int clock)\n",
 );
 
-/// The line build/ale_edits.rs inserts after each assignment to TIA's myClockStopDisplay.
+/// The line inserted after each assignment to TIA's myClockStopDisplay (see the patches below).
 const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
 
 pub const PATCHES: [FilePatch; 24] = [
@@ -71,12 +71,13 @@ pub const PATCHES: [FilePatch; 24] = [
         ],
     },
     // `updateFrameScanline`, which draws each span of a scanline, is the emulator's hottest code after
-    // the CPU: its cases keep the frame pointer and the collisions in locals (src/ffi/tia/scanline_begin.inc
-    // and scanline_end.inc), and its `default` case, the per-pixel loop for spans with several objects,
-    // runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc, which replaces ALE's loop), as do the
-    // case of both missiles for whole 16-pixel blocks before ALE's loop (src/ffi/tia/two_missiles.inc;
-    // the playfield alone never reaches it: src/ffi/tia/playfield_span.inc), and so do the other cases of
-    // one or two objects (src/ffi/tia/object_spans.inc), each through tia/object_span_call.inc.
+    // the CPU: its cases keep the frame pointer and the collisions in locals
+    // (src/ffi/tia/scanline_begin.inc and scanline_end.inc), and its `default` case, the per-pixel
+    // loop for spans with several objects, runs 16 pixels at a time (src/ffi/tia/mixed_objects.inc,
+    // which replaces ALE's loop), as does the case of both missiles for whole 16-pixel blocks before
+    // ALE's loop (src/ffi/tia/two_missiles.inc; the playfield alone never reaches it:
+    // src/ffi/tia/playfield_span.inc), and so do the other cases of one or two objects
+    // (src/ffi/tia/object_spans.inc), each through tia/object_span_call.inc.
     FilePatch {
         file: "ale/emucore/TIA.cxx",
         scope: None,
