@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+#[path = "build/ale_bank_edits.rs"]
+mod ale_bank_edits;
 #[path = "build/ale_edits.rs"]
 mod ale_edits;
 #[path = "build/ale_source.rs"]

@@ -40,7 +40,10 @@ const TIA_SCANLINE: (&str, &str) = (
 /// The line inserted after each assignment to TIA's myClockStopDisplay (see the patches below).
 const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
 
-pub const PATCHES: [FilePatch; 24] = [
+/// The line inserted where the objects' masks can become others than HMOVE's (src/ffi/tia/hmove_still.inc).
+const MASKS_ARE_OTHERS: &str = "  myTorchwmMasksFollowPositions = false;\n";
+
+pub const PATCHES: [FilePatch; 26] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
     // inclusion in one translation unit (the unity build includes it twice).
     FilePatch {
@@ -353,6 +356,42 @@ pub const PATCHES: [FilePatch; 24] = [
             Edit::InsertAfter {
                 anchor: "  myClockStopDisplay = myClockWhenFrameStarted + myStopDisplayOffset;\n",
                 text: SET_SCANLINE_LIMIT,
+            },
+        ],
+    },
+    // HMOVEs that move nothing leave the masks alone (src/ffi/tia/hmove_still.inc), with a member that
+    // says when the masks are HMOVE's (tia/hmove_still_member.inc): set by HMOVE, cleared by the writes
+    // that can make them others.
+    FilePatch {
+        file: "ale/emucore/TIA.hxx",
+        scope: None,
+        edits: &[Edit::InsertAfter {
+            anchor: "    uint8_t myEnabledObjects;\n",
+            text: "#include \"tia/hmove_still_member.inc\"\n",
+        }],
+    },
+    FilePatch {
+        file: "ale/emucore/TIA.cxx",
+        scope: None,
+        edits: &[
+            Edit::InsertAfter {
+                anchor: "  myLastHMOVEClock = 0;\n  myHMOVEBlankEnabled = false;\n",
+                text: MASKS_ARE_OTHERS,
+            },
+            Edit::InsertAfter { anchor: "    myPOSBL = (int16_t) in.getInt();\n", text: MASKS_ARE_OTHERS },
+            Edit::InsertAfter { anchor: "    case 0x10:    // Reset Player 0\n    {\n", text: MASKS_ARE_OTHERS },
+            Edit::InsertAfter { anchor: "    case 0x11:    // Reset Player 1\n    {\n", text: MASKS_ARE_OTHERS },
+            Edit::InsertAfter {
+                anchor: "        myM0CosmicArkCounter = (myM0CosmicArkCounter + 1) & 3;\n",
+                text: MASKS_ARE_OTHERS,
+            },
+            Edit::InsertBefore {
+                anchor: "      myPOSP0 += ourCompleteMotionTable[x][myHMP0];\n",
+                text: "#include \"tia/hmove_still.inc\"\n",
+            },
+            Edit::InsertBefore {
+                anchor: "      // Remember what clock HMOVE occured at\n",
+                text: "      myTorchwmMasksFollowPositions = true;\n",
             },
         ],
     },

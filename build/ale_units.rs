@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::ale_bank_edits;
 use crate::ale_edits::{self, PATCHES};
 use crate::ale_source::AleRelease;
 
@@ -58,7 +59,7 @@ fn collect_sources(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 /// Writes the patched copies into `generated`, returning `(original, copy)` pairs.
 pub fn write_patched_copies(generated: &Path, ale_src: &Path) -> Result<Vec<(PathBuf, PathBuf)>, String> {
     let mut patched: BTreeMap<&str, String> = BTreeMap::new();
-    for patch in &PATCHES {
+    for patch in PATCHES.iter().chain(&ale_bank_edits::PATCHES) {
         let original = ale_src.join(patch.file);
         let text = match patched.remove(patch.file) {
             Some(text) => text,
