@@ -42,6 +42,7 @@ const SET_SCANLINE_LIMIT: &str = "  torchwmSetScanlineLimit();\n";
 
 /// The line inserted where the objects' masks can become others than HMOVE's (src/ffi/tia/hmove_still.inc).
 const MASKS_ARE_OTHERS: &str = "  myTorchwmMasksFollowPositions = false;\n";
+const RESET_MAY_SKIP_A_COPY: &str = "      if(when != -1)\n        myTorchwmMasksFollowPositions = false;\n";
 
 pub const PATCHES: [FilePatch; 26] = [
     // NullDev.hxx closes its namespaces after its include guard's `#endif`, which breaks a second
@@ -379,8 +380,15 @@ pub const PATCHES: [FilePatch; 26] = [
                 text: MASKS_ARE_OTHERS,
             },
             Edit::InsertAfter { anchor: "    myPOSBL = (int16_t) in.getInt();\n", text: MASKS_ARE_OTHERS },
-            Edit::InsertAfter { anchor: "    case 0x10:    // Reset Player 0\n    {\n", text: MASKS_ARE_OTHERS },
-            Edit::InsertAfter { anchor: "    case 0x11:    // Reset Player 1\n    {\n", text: MASKS_ARE_OTHERS },
+            // RESP0/RESP1 set a mask that skips the first copy unless `when` is -1.
+            Edit::InsertAfter {
+                anchor: "      int8_t when = ourPlayerPositionResetWhenTable[myNUSIZ0 & 7][myPOSP0][newx];\n",
+                text: RESET_MAY_SKIP_A_COPY,
+            },
+            Edit::InsertAfter {
+                anchor: "      int8_t when = ourPlayerPositionResetWhenTable[myNUSIZ1 & 7][myPOSP1][newx];\n",
+                text: RESET_MAY_SKIP_A_COPY,
+            },
             Edit::InsertAfter {
                 anchor: "        myM0CosmicArkCounter = (myM0CosmicArkCounter + 1) & 3;\n",
                 text: MASKS_ARE_OTHERS,
